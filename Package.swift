@@ -1,0 +1,28 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Module map: see docs/Architecture.md (and ../shared/architecture.md).
+// Arrows point down: SocketIO and LIVAProtocol know nothing of the engine, the engine
+// knows nothing of I/O, and nothing in the core imports a platform shell.
+let strict: [SwiftSetting] = [
+  .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+  name: "LIVA",
+  platforms: [.iOS(.v16), .macOS(.v13)],
+  products: [
+    .library(name: "LIVAProtocol", targets: ["LIVAProtocol"]),
+    .library(name: "LIVAEngine", targets: ["LIVAEngine"]),
+  ],
+  targets: [
+    .target(name: "LIVAProtocol", swiftSettings: strict),
+    .target(name: "LIVAEngine", dependencies: ["LIVAProtocol"], swiftSettings: strict),
+    .testTarget(
+      name: "LIVAProtocolTests", dependencies: ["LIVAProtocol"], swiftSettings: strict),
+    .testTarget(
+      name: "LIVAEngineTests", dependencies: ["LIVAEngine", "LIVAProtocol"],
+      swiftSettings: strict),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,60 @@
+/// The one error type of the LIVA protocol domain: malformed animation names, events with
+/// missing or mistyped fields, hostile values.
+///
+/// Follows the house rule for errors: an extensible ``Code``, a human message, and the
+/// location of the offending input (the event name and the field path inside it).
+public struct LIVAProtocolError: Error, Hashable, Sendable, CustomStringConvertible {
+  /// What went wrong, as an extensible set of static values (new codes are not a breaking change).
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    /// The stable identifier of the code, e.g. `"invalidAnimationName"`.
+    public let rawValue: String
+
+    /// Creates a code from its identifier.
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+
+    /// A string that does not follow the animation-name grammar.
+    public static let invalidAnimationName = Code("invalidAnimationName")
+    /// A required field is absent.
+    public static let missingField = Code("missingField")
+    /// A field has the wrong JSON type.
+    public static let wrongType = Code("wrongType")
+    /// A value is outside its allowed range (negative or absurd index, count or size).
+    public static let outOfRange = Code("outOfRange")
+    /// A payload exceeds a configured limit.
+    public static let tooLarge = Code("tooLarge")
+    /// A value is malformed (bad base64, bad data URL, bad timestamp...).
+    public static let malformedValue = Code("malformedValue")
+
+    /// The identifier.
+    public var description: String { rawValue }
+  }
+
+  /// What went wrong.
+  public var code: Code
+  /// A human-readable explanation.
+  public var message: String
+  /// The event the offending input came from, when known (e.g. `"receive_audio"`).
+  public var event: String?
+  /// The path of the offending field inside the event, e.g. `"frames[3].overlay_id"`.
+  public var fieldPath: String?
+
+  /// Creates an error.
+  public init(_ code: Code, _ message: String, event: String? = nil, fieldPath: String? = nil) {
+    self.code = code
+    self.message = message
+    self.event = event
+    self.fieldPath = fieldPath
+  }
+
+  /// `code: message (event at fieldPath)`.
+  public var description: String {
+    var text = "\(code): \(message)"
+    switch (event, fieldPath) {
+    case let (event?, path?): text += " (\(event) at \(path))"
+    case let (event?, nil): text += " (\(event))"
+    case let (nil, path?): text += " (at \(path))"
+    case (nil, nil): break
+    }
+    return text
+  }
+}
