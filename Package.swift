@@ -14,10 +14,13 @@ let package = Package(
   products: [
     .library(name: "LIVAProtocol", targets: ["LIVAProtocol"]),
     .library(name: "LIVAEngine", targets: ["LIVAEngine"]),
+    .library(name: "SocketIO", targets: ["SocketIO"]),
   ],
   targets: [
     .target(name: "LIVAProtocol", swiftSettings: strict),
     .target(name: "LIVAEngine", dependencies: ["LIVAProtocol"], swiftSettings: strict),
+    .target(name: "SocketIO", swiftSettings: strict),
+    .testTarget(name: "SocketIOTests", dependencies: ["SocketIO"], swiftSettings: strict),
     .testTarget(
       name: "LIVAProtocolTests", dependencies: ["LIVAProtocol"], swiftSettings: strict),
     .testTarget(

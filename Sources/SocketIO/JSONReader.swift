@@ -1,0 +1,364 @@
+/// A strict, allocation-light JSON reader over UTF-8 bytes (RFC 8259), with a nesting limit.
+///
+/// Written by hand rather than with Foundation so that the SocketIO module stays free of
+/// Foundation, so that strings without escapes (the long base64 images) are copied once, and
+/// so that every failure is a ``SocketIOError`` with the byte offset of the problem.
+struct JSONReader {
+  private let bytes: UnsafeBufferPointer<UInt8>
+  private var index: Int
+  private let end: Int
+  private let maximumDepth: Int
+  private let baseOffset: Int
+
+  /// Parses exactly one JSON value filling `slice` (surrounding whitespace allowed).
+  /// `baseOffset` is added to the offsets reported in errors.
+  static func parseDocument(
+    _ slice: Slice<UnsafeBufferPointer<UInt8>>, maximumDepth: Int, baseOffset: Int
+  ) throws(SocketIOError) -> JSONValue {
+    var reader = JSONReader(
+      bytes: slice.base, index: slice.startIndex, end: slice.endIndex,
+      maximumDepth: maximumDepth, baseOffset: baseOffset - slice.startIndex)
+    let value = try reader.parseValue(depth: 0)
+    reader.skipWhitespace()
+    guard reader.index == reader.end else { throw reader.error("trailing characters after JSON") }
+    return value
+  }
+
+  private func error(_ message: String) -> SocketIOError {
+    SocketIOError(.malformedJSON, message, offset: baseOffset + index)
+  }
+
+  private mutating func skipWhitespace() {
+    while index < end {
+      switch bytes[index] {
+      case 0x20, 0x09, 0x0A, 0x0D: index += 1
+      default: return
+      }
+    }
+  }
+
+  private mutating func parseValue(depth: Int) throws(SocketIOError) -> JSONValue {
+    skipWhitespace()
+    guard index < end else { throw error("unexpected end of JSON") }
+    switch bytes[index] {
+    case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
+    case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
+    case UInt8(ascii: "\""): return .string(try parseString())
+    case UInt8(ascii: "t"):
+      try expectLiteral("true")
+      return .bool(true)
+    case UInt8(ascii: "f"):
+      try expectLiteral("false")
+      return .bool(false)
+    case UInt8(ascii: "n"):
+      try expectLiteral("null")
+      return .null
+    case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+      return .number(try parseNumber())
+    default:
+      throw error("unexpected character in JSON")
+    }
+  }
+
+  private mutating func expectLiteral(_ literal: StaticString) throws(SocketIOError) {
+    let count = literal.utf8CodeUnitCount
+    guard end - index >= count else { throw error("truncated literal") }
+    let matches = literal.withUTF8Buffer { expected in
+      var offset = 0
+      while offset < count {
+        if bytes[index + offset] != expected[offset] { return false }
+        offset += 1
+      }
+      return true
+    }
+    guard matches else { throw error("invalid literal") }
+    index += count
+  }
+
+  private mutating func parseObject(depth: Int) throws(SocketIOError) -> JSONValue {
+    guard depth <= maximumDepth else { throw error("JSON nests deeper than \(maximumDepth)") }
+    index += 1  // {
+    var members: [String: JSONValue] = [:]
+    skipWhitespace()
+    if index < end, bytes[index] == UInt8(ascii: "}") {
+      index += 1
+      return .object(members)
+    }
+    while true {
+      skipWhitespace()
+      guard index < end, bytes[index] == UInt8(ascii: "\"") else {
+        throw error("expected a string key")
+      }
+      let key = try parseString()
+      skipWhitespace()
+      guard index < end, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
+      index += 1
+      members[key] = try parseValue(depth: depth)
+      skipWhitespace()
+      guard index < end else { throw error("unterminated object") }
+      if bytes[index] == UInt8(ascii: ",") {
+        index += 1
+      } else if bytes[index] == UInt8(ascii: "}") {
+        index += 1
+        return .object(members)
+      } else {
+        throw error("expected ',' or '}'")
+      }
+    }
+  }
+
+  private mutating func parseArray(depth: Int) throws(SocketIOError) -> JSONValue {
+    guard depth <= maximumDepth else { throw error("JSON nests deeper than \(maximumDepth)") }
+    index += 1  // [
+    var elements: [JSONValue] = []
+    skipWhitespace()
+    if index < end, bytes[index] == UInt8(ascii: "]") {
+      index += 1
+      return .array(elements)
+    }
+    while true {
+      elements.append(try parseValue(depth: depth))
+      skipWhitespace()
+      guard index < end else { throw error("unterminated array") }
+      if bytes[index] == UInt8(ascii: ",") {
+        index += 1
+      } else if bytes[index] == UInt8(ascii: "]") {
+        index += 1
+        return .array(elements)
+      } else {
+        throw error("expected ',' or ']'")
+      }
+    }
+  }
+
+  private mutating func parseString() throws(SocketIOError) -> String {
+    index += 1  // opening quote
+    let start = index
+    // Fast path: no escapes, copy the bytes once.
+    while index < end {
+      let byte = bytes[index]
+      if byte == UInt8(ascii: "\"") {
+        let text = String(
+          decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        index += 1
+        return text
+      }
+      if byte == UInt8(ascii: "\\") { break }
+      if byte < 0x20 { throw error("control character in string") }
+      index += 1
+    }
+    guard index < end else { throw error("unterminated string") }
+    var buffer = [UInt8](UnsafeBufferPointer(rebasing: bytes[start..<index]))
+    while index < end {
+      let byte = bytes[index]
+      switch byte {
+      case UInt8(ascii: "\""):
+        index += 1
+        return String(decoding: buffer, as: UTF8.self)
+      case UInt8(ascii: "\\"):
+        index += 1
+        guard index < end else { throw error("unterminated escape") }
+        let escaped = bytes[index]
+        index += 1
+        switch escaped {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): buffer.append(escaped)
+        case UInt8(ascii: "b"): buffer.append(0x08)
+        case UInt8(ascii: "f"): buffer.append(0x0C)
+        case UInt8(ascii: "n"): buffer.append(0x0A)
+        case UInt8(ascii: "r"): buffer.append(0x0D)
+        case UInt8(ascii: "t"): buffer.append(0x09)
+        case UInt8(ascii: "u"): try appendUnicodeEscape(to: &buffer)
+        default: throw error("invalid escape")
+        }
+      default:
+        if byte < 0x20 { throw error("control character in string") }
+        buffer.append(byte)
+        index += 1
+      }
+    }
+    throw error("unterminated string")
+  }
+
+  private mutating func readHex4() throws(SocketIOError) -> UInt32 {
+    guard end - index >= 4 else { throw error("truncated \\u escape") }
+    var value: UInt32 = 0
+    for _ in 0..<4 {
+      let byte = bytes[index]
+      let digit: UInt8
+      switch byte {
+      case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+      case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+      case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+      default: throw error("invalid \\u escape")
+      }
+      value = value << 4 | UInt32(digit)
+      index += 1
+    }
+    return value
+  }
+
+  /// Appends the scalar of a `\uXXXX` escape (a surrogate pair when one follows), writing
+  /// U+FFFD for a lone surrogate, as JSON allows such strings but Swift strings cannot hold them.
+  private mutating func appendUnicodeEscape(to buffer: inout [UInt8]) throws(SocketIOError) {
+    var scalarValue = try readHex4()
+    if (0xD800...0xDBFF).contains(scalarValue) {
+      if end - index >= 6, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+      {
+        let saved = index
+        index += 2
+        let low = try readHex4()
+        if (0xDC00...0xDFFF).contains(low) {
+          scalarValue = 0x10000 + ((scalarValue - 0xD800) << 10) + (low - 0xDC00)
+        } else {
+          index = saved
+          scalarValue = 0xFFFD
+        }
+      } else {
+        scalarValue = 0xFFFD
+      }
+    } else if (0xDC00...0xDFFF).contains(scalarValue) {
+      scalarValue = 0xFFFD
+    }
+    let scalar = Unicode.Scalar(scalarValue) ?? "\u{FFFD}"
+    buffer.append(contentsOf: UTF8.encode(scalar)!)
+  }
+
+  private mutating func parseNumber() throws(SocketIOError) -> Double {
+    let start = index
+    if bytes[index] == UInt8(ascii: "-") { index += 1 }
+    guard index < end else { throw error("truncated number") }
+    if bytes[index] == UInt8(ascii: "0") {
+      index += 1
+    } else if isDigit(bytes[index]) {
+      while index < end, isDigit(bytes[index]) { index += 1 }
+    } else {
+      throw error("invalid number")
+    }
+    var isInteger = true
+    if index < end, bytes[index] == UInt8(ascii: ".") {
+      isInteger = false
+      index += 1
+      guard index < end, isDigit(bytes[index]) else { throw error("invalid fraction") }
+      while index < end, isDigit(bytes[index]) { index += 1 }
+    }
+    if index < end, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+      isInteger = false
+      index += 1
+      if index < end, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+        index += 1
+      }
+      guard index < end, isDigit(bytes[index]) else { throw error("invalid exponent") }
+      while index < end, isDigit(bytes[index]) { index += 1 }
+    }
+    let digits = UnsafeBufferPointer(rebasing: bytes[start..<index])
+    if isInteger, digits.count <= 16 {
+      var value: Int64 = 0
+      var negative = false
+      for byte in digits {
+        if byte == UInt8(ascii: "-") {
+          negative = true
+        } else {
+          value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+        }
+      }
+      return Double(negative ? -value : value)
+    }
+    guard let value = Double(String(decoding: digits, as: UTF8.self)), value.isFinite else {
+      throw error("number out of range")
+    }
+    return value
+  }
+
+  private func isDigit(_ byte: UInt8) -> Bool {
+    byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+  }
+}
+
+/// A compact JSON writer with sorted object keys. Binary values become Socket.IO placeholders
+/// and are collected in ``attachments``, in document order.
+struct JSONWriter {
+  /// The UTF-8 text written so far.
+  var bytes: [UInt8] = []
+  /// The binary values met so far, in placeholder order.
+  var attachments: [[UInt8]] = []
+
+  init() {}
+
+  mutating func write(_ value: JSONValue) {
+    switch value {
+    case .null: append("null")
+    case .bool(let flag): append(flag ? "true" : "false")
+    case .number(let number): writeNumber(number)
+    case .string(let text): writeString(text)
+    case .array(let elements):
+      bytes.append(UInt8(ascii: "["))
+      for (offset, element) in elements.enumerated() {
+        if offset > 0 { bytes.append(UInt8(ascii: ",")) }
+        write(element)
+      }
+      bytes.append(UInt8(ascii: "]"))
+    case .object(let members):
+      bytes.append(UInt8(ascii: "{"))
+      for (offset, key) in members.keys.sorted().enumerated() {
+        if offset > 0 { bytes.append(UInt8(ascii: ",")) }
+        writeString(key)
+        bytes.append(UInt8(ascii: ":"))
+        write(members[key]!)
+      }
+      bytes.append(UInt8(ascii: "}"))
+    case .binary(let data):
+      append("{\"_placeholder\":true,\"num\":")
+      append(String(attachments.count))
+      bytes.append(UInt8(ascii: "}"))
+      attachments.append(data)
+    }
+  }
+
+  private mutating func append(_ text: String) {
+    bytes.append(contentsOf: text.utf8)
+  }
+
+  private mutating func writeNumber(_ number: Double) {
+    guard number.isFinite else {
+      append("null")  // JSON has no NaN or infinity; JavaScript's JSON.stringify does the same.
+      return
+    }
+    if number.rounded(.towardZero) == number, abs(number) < 1e15 {
+      append(String(Int64(number)))
+    } else {
+      append(String(number))
+    }
+  }
+
+  private mutating func writeString(_ text: String) {
+    bytes.append(UInt8(ascii: "\""))
+    for byte in text.utf8 {
+      switch byte {
+      case UInt8(ascii: "\""): append("\\\"")
+      case UInt8(ascii: "\\"): append("\\\\")
+      case 0x0A: append("\\n")
+      case 0x0D: append("\\r")
+      case 0x09: append("\\t")
+      case 0x00..<0x20:
+        let hex = Array("0123456789abcdef".utf8)
+        bytes.append(contentsOf: Array("\\u00".utf8))
+        bytes.append(hex[Int(byte >> 4)])
+        bytes.append(hex[Int(byte & 0xF)])
+      default: bytes.append(byte)
+      }
+    }
+    bytes.append(UInt8(ascii: "\""))
+  }
+}
+
+/// Runs `body` on the UTF-8 bytes of `text` (made contiguous if needed), keeping the typed
+/// error that `String.withUTF8` would erase.
+func withUTF8Bytes<R>(
+  of text: String, _ body: (UnsafeBufferPointer<UInt8>) throws(SocketIOError) -> R
+) throws(SocketIOError) -> R {
+  var text = text
+  let result = text.withUTF8 { bytes in
+    Result { () throws(SocketIOError) -> R in try body(bytes) }
+  }
+  return try result.get()
+}

@@ -1,0 +1,98 @@
+/// The one error type of the Socket.IO domain: malformed packets, limits exceeded, and
+/// connection failures.
+///
+/// Follows the house rule for errors: an extensible ``Code``, a human message, and the
+/// location of the offending input (a byte offset into the packet, when known).
+public struct SocketIOError: Error, Hashable, Sendable, CustomStringConvertible {
+  /// What went wrong, as an extensible set of static values (new codes are not a breaking change).
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    /// The stable identifier of the code, e.g. `"malformedPacket"`.
+    public let rawValue: String
+
+    /// Creates a code from its identifier.
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+
+    /// An Engine.IO or Socket.IO packet that does not follow the grammar.
+    public static let malformedPacket = Code("malformedPacket")
+    /// The JSON part of a packet is not valid JSON, or nests deeper than allowed.
+    public static let malformedJSON = Code("malformedJSON")
+    /// The payload does not have the shape its packet type requires (e.g. an empty event array).
+    public static let invalidPayload = Code("invalidPayload")
+    /// More binary attachments than ``SocketIOLimits/maximumAttachments``.
+    public static let tooManyAttachments = Code("tooManyAttachments")
+    /// An ack id longer than ``SocketIOLimits/maximumAckIDDigits``.
+    public static let ackIDTooLong = Code("ackIDTooLong")
+    /// A packet (text plus attachments) larger than ``SocketIOLimits/maximumPayloadBytes``.
+    public static let payloadTooLarge = Code("payloadTooLarge")
+    /// A binary placeholder that names an attachment that does not exist.
+    public static let invalidPlaceholder = Code("invalidPlaceholder")
+    /// A binary frame arrived when no binary packet was waiting for attachments, or a text
+    /// packet arrived while one was.
+    public static let unexpectedFrame = Code("unexpectedFrame")
+    /// The connection could not be established.
+    public static let connectionFailed = Code("connectionFailed")
+    /// The server refused the namespace connection (a CONNECT_ERROR packet).
+    public static let connectRefused = Code("connectRefused")
+    /// No ping came from the server within `pingInterval + pingTimeout`.
+    public static let pingTimeout = Code("pingTimeout")
+    /// No acknowledgement came within the requested time.
+    public static let ackTimeout = Code("ackTimeout")
+    /// The operation needs a connection and there is none (or it closed while waiting).
+    public static let notConnected = Code("notConnected")
+    /// Reconnection gave up after the configured number of consecutive failures.
+    public static let reconnectFailed = Code("reconnectFailed")
+
+    /// The identifier.
+    public var description: String { rawValue }
+  }
+
+  /// What went wrong.
+  public var code: Code
+  /// A human-readable explanation.
+  public var message: String
+  /// The byte offset of the offending input inside the packet text, when known.
+  public var offset: Int?
+
+  /// Creates an error.
+  public init(_ code: Code, _ message: String, offset: Int? = nil) {
+    self.code = code
+    self.message = message
+    self.offset = offset
+  }
+
+  /// `code: message (at byte N)`.
+  public var description: String {
+    if let offset { return "\(code): \(message) (at byte \(offset))" }
+    return "\(code): \(message)"
+  }
+}
+
+/// Limits the decoder enforces on untrusted input. Every limit is checked before the
+/// corresponding memory is allocated, so hostile input cannot make the decoder allocate more
+/// than about ``maximumPayloadBytes``.
+public struct SocketIOLimits: Hashable, Sendable {
+  /// The most binary attachments one packet may announce. The default, 256, leaves room for
+  /// a batch of 50 images with one attachment each. (socket.io's JavaScript parser uses 10.)
+  public var maximumAttachments: Int
+  /// The most decimal digits an ack id may have. The default, 10, covers every 32-bit id.
+  public var maximumAckIDDigits: Int
+  /// The largest packet, in bytes: its text plus all of its binary attachments.
+  /// The default is 16 MiB.
+  public var maximumPayloadBytes: Int
+  /// The deepest nesting of JSON arrays and objects. The default is 64.
+  public var maximumNestingDepth: Int
+
+  /// Creates limits; every argument has a default.
+  public init(
+    maximumAttachments: Int = 256, maximumAckIDDigits: Int = 10,
+    maximumPayloadBytes: Int = 16 << 20, maximumNestingDepth: Int = 64
+  ) {
+    self.maximumAttachments = maximumAttachments
+    self.maximumAckIDDigits = maximumAckIDDigits
+    self.maximumPayloadBytes = maximumPayloadBytes
+    self.maximumNestingDepth = maximumNestingDepth
+  }
+
+  /// The default limits.
+  public static let `default` = SocketIOLimits()
+}
