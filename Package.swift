@@ -14,15 +14,33 @@ let package = Package(
   products: [
     .library(name: "LIVAProtocol", targets: ["LIVAProtocol"]),
     .library(name: "LIVAEngine", targets: ["LIVAEngine"]),
+    .library(name: "LIVAMedia", targets: ["LIVAMedia"]),
     .library(name: "SocketIO", targets: ["SocketIO"]),
   ],
   targets: [
     .target(name: "LIVAProtocol", swiftSettings: strict),
     .target(name: "LIVAEngine", dependencies: ["LIVAProtocol"], swiftSettings: strict),
+    // libpng through pkg-config (Linux only; Apple platforms decode with ImageIO).
+    .systemLibrary(
+      name: "CLibPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+    // libjpeg behind a C shim that keeps its setjmp/longjmp error handling out of Swift.
+    .target(
+      name: "CLIVAJPEG",
+      linkerSettings: [.linkedLibrary("jpeg", .when(platforms: [.linux]))]),
+    .target(
+      name: "LIVAMedia",
+      dependencies: [
+        "LIVAProtocol", .target(name: "CLibPNG", condition: .when(platforms: [.linux])),
+        .target(name: "CLIVAJPEG", condition: .when(platforms: [.linux])),
+      ],
+      swiftSettings: strict),
     .target(name: "SocketIO", swiftSettings: strict),
     .testTarget(name: "SocketIOTests", dependencies: ["SocketIO"], swiftSettings: strict),
     .testTarget(
       name: "LIVAProtocolTests", dependencies: ["LIVAProtocol"], swiftSettings: strict),
+    .testTarget(
+      name: "LIVAMediaTests", dependencies: ["LIVAMedia", "LIVAProtocol"],
+      exclude: ["Fixtures"], swiftSettings: strict),
     .testTarget(
       name: "LIVAEngineTests", dependencies: ["LIVAEngine", "LIVAProtocol"],
       swiftSettings: strict),

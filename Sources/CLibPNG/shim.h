@@ -1,0 +1,8 @@
+// libpng's simplified API (png_image_*) only. The classic API reports errors with longjmp,
+// which Swift code cannot survive; the simplified API catches them inside libpng and
+// returns 0 with a message in png_image.message.
+#include <png.h>
+
+// Macros Swift cannot import (they are built from other macros).
+static const unsigned int CLibPNG_FORMAT_RGBA = PNG_FORMAT_RGBA;
+static const unsigned int CLibPNG_IMAGE_VERSION = PNG_IMAGE_VERSION;

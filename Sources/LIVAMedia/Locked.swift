@@ -1,0 +1,21 @@
+import Foundation
+
+/// A value guarded by a lock: the "locked storage" piece of the public type / state /
+/// storage split. Callers keep closures short and never call out (callbacks, decoding)
+/// while holding it.
+///
+/// `NSLock` rather than `Synchronization.Mutex` because the package still deploys to
+/// macOS 13 / iOS 16, where `Mutex` is unavailable.
+final class Locked<State>: @unchecked Sendable {
+  // @unchecked Sendable: every access to `state` goes through `lock`.
+  private let lock = NSLock()
+  private var state: State
+
+  init(_ state: State) { self.state = state }
+
+  func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
+    lock.lock()
+    defer { lock.unlock() }
+    return try body(&state)
+  }
+}

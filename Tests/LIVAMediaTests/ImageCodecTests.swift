@@ -1,0 +1,172 @@
+import Foundation
+import Testing
+
+@testable import LIVAMedia
+
+@Suite("Image codecs")
+struct ImageCodecTests {
+  let codec = SystemImageCodec()
+
+  @Test("PNG round trip is exact", arguments: [(1, 1), (3, 2), (64, 40), (101, 79)])
+  func pngRoundTrip(size: (Int, Int)) throws {
+    let image = TestSupport.pattern(width: size.0, height: size.1)
+    let encoded = try codec.encode(image, as: .png)
+    #expect(ImageFormat(sniffing: encoded) == .png)
+    #expect(try codec.decode(encoded) == image)
+  }
+
+  @Test(
+    "lossless WebP round trip is exact for every visible pixel",
+    arguments: [(1, 1), (64, 40), (100, 80)])
+  func webpLosslessRoundTrip(size: (Int, Int)) throws {
+    let image = TestSupport.pattern(width: size.0, height: size.1)
+    let encoded = try codec.encode(image, as: .webp)
+    #expect(ImageFormat(sniffing: encoded) == .webp)
+    // libwebp's simple lossless API may change the colour under fully transparent pixels
+    // (its `exact` option is off); those are invisible, so compare with them cleared.
+    #expect(
+      TestSupport.clearingInvisible(try codec.decode(encoded))
+        == TestSupport.clearingInvisible(image))
+  }
+
+  @Test("lossy WebP round trip stays close")
+  func webpLossyRoundTrip() throws {
+    let image = RGBAImage(width: 100, height: 80, fill: RGBA(200, 40, 90, 255))
+    let encoded = try codec.encode(image, as: .webp, quality: 90)
+    let decoded = try codec.decode(encoded)
+    #expect(decoded.width == 100 && decoded.height == 80)
+    #expect(TestSupport.maxDifference(decoded, image) <= 8)
+  }
+
+  @Test("JPEG fixture decodes to opaque RGBA close to its source gradient")
+  func jpegDecode() throws {
+    let image = try codec.decode(try TestSupport.fixture("gradient-24x16.jpg"))
+    #expect(image.width == 24 && image.height == 16)
+    // The fixture was made from the gradient (x*10, y*15, 128) at quality 95.
+    var worst = 0
+    for y in 0..<16 {
+      for x in 0..<24 {
+        let p = image[x, y]
+        #expect(p.a == 255)
+        worst = max(worst, abs(Int(p.r) - x * 10), abs(Int(p.g) - y * 15), abs(Int(p.b) - 128))
+      }
+    }
+    #expect(worst <= 12)
+  }
+
+  @Test("JPEG encoding is refused with a typed error")
+  func jpegEncodeRefused() {
+    #expect(throws: LIVAMediaError.self) {
+      try codec.encode(RGBAImage(width: 2, height: 2), as: .jpeg)
+    }
+  }
+
+  @Test("unknown bytes are unsupportedFormat", arguments: [[], [0x00], Array("GIF89a......".utf8)])
+  func unknownFormat(bytes: [UInt8]) {
+    #expect {
+      try codec.decode(Data(bytes))
+    } throws: { ($0 as? LIVAMediaError)?.code == .unsupportedFormat }
+  }
+
+  @Test("the pixel-count limit is checked before decoding", arguments: ImageFormat.allCases)
+  func pixelLimit(format: ImageFormat) throws {
+    let data = try encoded(TestSupport.pattern(width: 64, height: 40), format)
+    let size = try codec.decode(data)
+    let pixels = size.width * size.height
+    #expect {
+      try codec.decode(data, limits: DecodeLimits(maximumPixelCount: pixels - 1))
+    } throws: { ($0 as? LIVAMediaError)?.code == .imageTooLarge }
+    #expect(try codec.decode(data, limits: DecodeLimits(maximumPixelCount: pixels)) == size)
+  }
+
+  @Test(
+    "every prefix of a valid file is an error or a valid image", arguments: ImageFormat.allCases)
+  func everyPrefix(format: ImageFormat) throws {
+    let data = try encoded(TestSupport.pattern(width: 20, height: 12), format)
+    var errors = 0
+    for length in 0..<data.count {
+      do {
+        let image = try codec.decode(data.prefix(length))
+        #expect(image.byteCount == image.width * image.height * 4)
+      } catch {
+        errors += 1
+      }
+    }
+    // Cutting off the end must be noticed at least for most prefixes.
+    #expect(errors > data.count / 2)
+  }
+
+  @Test("truncation is reported as truncatedData", arguments: [ImageFormat.png, .webp, .jpeg])
+  func truncationCode(format: ImageFormat) throws {
+    let data = try encoded(TestSupport.pattern(width: 20, height: 12), format)
+    for length in [data.count * 2 / 3, data.count - 20] {
+      #expect {
+        try codec.decode(data.prefix(length))
+      } throws: { ($0 as? LIVAMediaError)?.code == .truncatedData }
+    }
+  }
+
+  @Test(
+    "corrupt bytes give an error or a valid image, never a crash", arguments: ImageFormat.allCases)
+  func corruptBytes(format: ImageFormat) throws {
+    let data = try encoded(TestSupport.pattern(width: 20, height: 12), format)
+    var generator = SplitMix64(seed: 0x5EED)
+    var errors = 0
+    for round in 0..<300 {
+      var bytes = [UInt8](data)
+      // Flip 1 to 8 bytes past the magic number.
+      for _ in 0...(round % 8) {
+        let index = 12 + Int(generator.next() % UInt64(bytes.count - 12))
+        bytes[index] ^= UInt8(truncatingIfNeeded: generator.next() | 1)
+      }
+      do {
+        let image = try codec.decode(Data(bytes))
+        #expect(image.byteCount == image.width * image.height * 4)
+      } catch {
+        errors += 1
+      }
+    }
+    if format != .jpeg {
+      // PNG and WebP carry checksums or strict headers: most damage is noticed.
+      #expect(errors > 100)
+    }
+  }
+
+  @Test("ImageFormat recognises magic numbers")
+  func sniffing() throws {
+    let image = TestSupport.pattern(width: 4, height: 4)
+    #expect(ImageFormat(sniffing: try codec.encode(image, as: .png)) == .png)
+    #expect(ImageFormat(sniffing: try codec.encode(image, as: .webp)) == .webp)
+    #expect(ImageFormat(sniffing: try TestSupport.fixture("gradient-24x16.jpg")) == .jpeg)
+    #expect(ImageFormat(sniffing: Data("RIFF....WAVE".utf8)) == nil)
+  }
+
+  @Test("errors carry code, message and source")
+  func errorDescription() {
+    let error = LIVAMediaError(.corruptData, "bad", source: "png", offset: 12)
+    #expect(error.description == "corruptData: bad (png at byte 12)")
+  }
+
+  private func encoded(_ image: RGBAImage, _ format: ImageFormat) throws -> Data {
+    switch format {
+    case .jpeg:
+      // No JPEG encoder: use the committed fixture.
+      return try TestSupport.fixture("gradient-24x16.jpg")
+    case .png, .webp:
+      return try codec.encode(image, as: format)
+    }
+  }
+}
+
+/// A small deterministic random generator for fuzz-style tests.
+struct SplitMix64: RandomNumberGenerator {
+  private var state: UInt64
+  init(seed: UInt64) { state = seed }
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+}
