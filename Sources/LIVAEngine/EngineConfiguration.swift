@@ -1,0 +1,42 @@
+import LIVAProtocol
+
+/// Tuning of the playback engine. Every value has the default the web client proved; all times
+/// are in seconds.
+public struct EngineConfiguration: Sendable, Equatable {
+  /// Frame rate while speaking and for every non-idle base animation (transitions, finishing,
+  /// return, requested animations). Default 30.
+  public var speakingFPS: Double = 30
+  /// Frame rate of the idle loop. Default 10, as on the web (the first iOS client used 30).
+  public var idleFPS: Double = 10
+  /// The pose the avatar rests in. Default `idle_1`.
+  public var idlePose: Pose = .idle
+  /// A chunk starts once this many of its first frames are ready. Default 10.
+  public var startThresholdFrames: Int = 10
+  /// ...or once this long has passed since it could have started, with what is ready
+  /// (its first frame at least). Default 0.5 s.
+  public var startTimeout: Double = 0.5
+  /// At a chunk boundary, the longest hold of the last frame while the next chunk is not ready
+  /// (or not yet announced); then go on with what is ready, or finish. Default 1 s.
+  public var maxBoundaryHold: Double = 1
+  /// Consecutive frame slots an unready overlay may hold the picture before it is skipped
+  /// (and counted). Default 15.
+  public var maxConsecutiveOverlayHolds: Int = 15
+  /// After speech, the longest time spent finishing the current base animation to its end
+  /// pose before cutting to the return transition (a counted pop). Default 5 s.
+  public var finishTimeout: Double = 5
+  /// The longest walk through the graph (at ``speakingFPS``) to reach the first overlay
+  /// frame's start pose; a longer walk is replaced by a cut (a counted pop) so speech is not
+  /// delayed. Default 2 s.
+  public var maxEntryDelay: Double = 2
+  /// With the frame clock, the most frame slots one tick may advance after a stall; the rest
+  /// of the stall is dropped (a counted catch-up). Default 4.
+  public var maxCatchUpFrames: Int = 4
+  /// Pending play-animation requests kept while speech is playing; older ones are dropped with
+  /// a warning. Default 4.
+  public var maxPendingAnimationRequests: Int = 4
+  /// Steps kept for ``LIVAEngine/stepBackward()`` in debug step mode. Default 300.
+  public var debugHistoryLimit: Int = 300
+
+  /// The defaults.
+  public init() {}
+}

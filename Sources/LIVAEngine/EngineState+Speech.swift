@@ -1,0 +1,223 @@
+import LIVAProtocol
+
+// Speech: chunks, overlay frames, boundaries, interrupts.
+extension State {
+  /// Whether an image is drawable, or the frame will be skipped without waiting for it.
+  func isReadyOrSkippable(_ frame: OverlayFrame) -> Bool {
+    resolvedIndex(of: frame) == nil || frame.layers.allSatisfy { readyKeys.contains($0.key) }
+  }
+
+  /// Whether queued chunk `position` may start: its first N frames ready, or all its images
+  /// in, or the start timeout passed with its first frame ready.
+  mutating func isStartable(_ position: Int, _ configuration: EngineConfiguration) -> Bool {
+    let chunk = queue[position]
+    if chunk.imagesComplete { return true }
+    let needed = min(configuration.startThresholdFrames, chunk.frames.count)
+    var ready = 0
+    for frame in chunk.frames.prefix(needed) {
+      guard isReadyOrSkippable(frame) else { break }
+      ready += 1
+    }
+    if ready >= needed { return true }
+    let since = chunk.waitingSince ?? clock
+    queue[position].waitingSince = since
+    return ready > 0 && clock - since + State.epsilon >= configuration.startTimeout
+  }
+
+  /// Starts the head chunk and tries to show its first frame in this slot.
+  mutating func startSpeech(_ configuration: EngineConfiguration) {
+    target = nil
+    baseQueue = []
+    guard !queue.isEmpty else {
+      planReturn(configuration)
+      return
+    }
+    playing = PlayingChunk(chunk: queue.removeFirst())
+    boundarySince = nil
+    setMode(.talking)
+    advanceSpeech(to: 0, configuration)
+  }
+
+  /// With the audio clock: the overlay frame due is `floor(position × fps)`.
+  mutating func followAudio(position: Double, _ configuration: EngineConfiguration) {
+    guard let playing, position.isFinite else { return }
+    let desired = max(0, Int((position * configuration.speakingFPS + State.epsilon).rounded(.down)))
+    guard desired > playing.consumed else { return }
+    if desired > playing.consumed + 1 { metrics.audioDriftCorrections += 1 }
+    advanceSpeech(to: desired, configuration)
+  }
+
+  /// Moves the playing chunk to overlay frame `target`: frames passed over are late; the
+  /// target is shown when ready, held when not (skipped after the cap), and past the last
+  /// frame comes the chunk boundary.
+  mutating func advanceSpeech(to target: Int, _ configuration: EngineConfiguration) {
+    guard var current = playing else { return }
+    let frames = current.chunk.frames
+    let passedEnd = min(target, frames.count)
+    if passedEnd > current.consumed + 1 {
+      metrics.lateFrames += passedEnd - (current.consumed + 1)
+      skippedSinceDraw = true
+      current.consumed = passedEnd - 1
+      playing = current
+    }
+    guard target < frames.count else {
+      chunkBoundary(configuration)
+      return
+    }
+    let frame = frames[target]
+    let id = current.chunk.id
+    guard frame.baseFrame >= 0 else {
+      skipOverlay(target)
+      return
+    }
+    guard let index = resolvedIndex(of: frame) else {
+      warn(.missingAnimation, "\(frame.animation) is not available", chunk: id, frame: target)
+      skipOverlay(target)
+      return
+    }
+    if let missing = frame.layers.first(where: { !readyKeys.contains($0.key) }) {
+      if current.chunk.imagesComplete {
+        warn(.overlaySkipped, "\(missing.key) never became ready", chunk: id, frame: target)
+        skipOverlay(target)
+      } else if noteHold(.overlayNotReady(key: missing.key), configuration)
+        > configuration.maxConsecutiveOverlayHolds
+      {
+        warn(.overlaySkipped, "\(missing.key) not ready after the hold cap", chunk: id, frame: target)
+        skipOverlay(target)
+      }
+      return
+    }
+    if index != frame.baseFrame {
+      warn(
+        .frameIndexWrapped, "frame number \(frame.baseFrame) of \(frame.animation) wrapped to \(index)",
+        chunk: id, frame: target, protocolIssue: true)
+    }
+    current.consumed = target
+    playing = current
+    show(frame.animation, index, overlay: ShownOverlay(chunk: id, index: target, frame: frame))
+  }
+
+  private mutating func skipOverlay(_ index: Int) {
+    metrics.skippedOverlays += 1
+    skippedSinceDraw = true
+    playing?.consumed = index
+  }
+
+  /// The playing chunk's last frame is on screen: go on with the next chunk, hold, or finish.
+  private mutating func chunkBoundary(_ configuration: EngineConfiguration) {
+    guard let current = playing else { return }
+    let since = boundarySince ?? clock
+    boundarySince = since
+    let holdOver = clock - since + State.epsilon >= configuration.maxBoundaryHold
+    if let next = queue.first, next.id.message == current.chunk.id.message {
+      let contiguous = next.id.index == current.chunk.id.index + 1
+      if contiguous && isStartable(0, configuration) || holdOver {
+        if !contiguous {
+          warn(.chunkGap, "chunk \(current.chunk.id.index + 1) never came", chunk: next.id, protocolIssue: true)
+        }
+        finishChunk()
+        startSpeech(configuration)
+        return
+      }
+    } else if message?.audioEnded ?? true || holdOver {
+      finishChunk()
+      endSpeech(configuration)
+      return
+    }
+    noteHold(.waitingForNextChunk, configuration)
+  }
+
+  private mutating func finishChunk() {
+    guard let current = playing else { return }
+    out.append(.chunkFinished(current.chunk.id))
+    metrics.chunksFinished += 1
+    playing = nil
+    boundarySince = nil
+  }
+
+  /// No more overlays for now: finish the base animation, then return to idle.
+  mutating func endSpeech(_ configuration: EngineConfiguration) {
+    playing = nil
+    boundarySince = nil
+    if let current = message, current.speaking {
+      message?.speaking = false
+      out.append(.speakingEnded(current.id, interrupted: false))
+    }
+    if message?.audioEnded == true { closeMessage() }
+    setMode(.finishing)
+    baseStep(configuration)
+  }
+
+  mutating func closeMessage() {
+    message = nil
+    lastMessageClosed = true
+    completeIndexes = []
+  }
+
+  mutating func enqueue(_ plan: ChunkPlan, _ configuration: EngineConfiguration) {
+    guard plan.index >= 0, !plan.frames.isEmpty else {
+      warn(.chunkRejected, "chunk \(plan.index) has no frames or a negative index", protocolIssue: true)
+      return
+    }
+    if plan.index == 0 {
+      interrupt(configuration)
+      if message != nil { closeMessage() }
+      openMessage()
+    } else if message == nil {
+      guard !lastMessageClosed else {
+        warn(.chunkRejected, "chunk \(plan.index) belongs to a message that is over", protocolIssue: true)
+        return
+      }
+      openMessage()
+    }
+    guard var current = message, !current.seenIndexes.contains(plan.index) else {
+      warn(.chunkRejected, "chunk \(plan.index) was already received", protocolIssue: true)
+      return
+    }
+    current.seenIndexes.insert(plan.index)
+    message = current
+    let id = ChunkID(message: current.id, index: plan.index)
+    for (position, frame) in plan.frames.enumerated() where frame.baseFrame < 0 {
+      warn(
+        .negativeFrameIndex, "negative frame number \(frame.baseFrame): the frame will be skipped",
+        chunk: id, frame: position, protocolIssue: true)
+    }
+    let chunk = QueuedChunk(
+      id: id, frames: plan.frames, imagesComplete: completeIndexes.remove(plan.index) != nil)
+    queue.insert(chunk, at: queue.firstIndex { $0.id.index > plan.index } ?? queue.endIndex)
+    out.append(.chunkQueued(id))
+  }
+
+  private mutating func openMessage() {
+    message = MessageState(id: MessageID(nextMessageNumber))
+    nextMessageNumber += 1
+    lastMessageClosed = false
+  }
+
+  /// Drops the playing and queued chunks; the picture loses their overlays at the next tick.
+  mutating func interrupt(_ configuration: EngineConfiguration) {
+    guard playing != nil || !queue.isEmpty else { return }
+    var keys = Set<String>()
+    if let playing { keys.formUnion(playing.chunk.keys) }
+    for chunk in queue { keys.formUnion(chunk.keys) }
+    if let playing, playing.audioStarted { out.append(.stopAudio(playing.chunk.id)) }
+    if !keys.isEmpty { out.append(.evictImages(keys.sorted())) }
+    if let current = message, current.speaking {
+      out.append(.speakingEnded(current.id, interrupted: true))
+    }
+    metrics.interrupts += 1
+    playing = nil
+    queue = []
+    boundarySince = nil
+    closeMessage()
+    if shown != nil {
+      shown = nil
+      needsDraw = cursor != nil
+    }
+    if mode == .talking || target == .speech {
+      target = nil
+      baseQueue = []
+      setMode(.finishing)
+    }
+  }
+}

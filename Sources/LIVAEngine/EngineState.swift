@@ -1,0 +1,241 @@
+import LIVAProtocol
+
+/// The engine's whole mutable state. A value, so the debug step mode can keep snapshots.
+struct State: Sendable {
+  /// Timestamps within this of a frame slot count as on it (float rounding of 1/30 sums).
+  static let epsilon = 1e-6
+
+  struct Cursor: Hashable, Sendable {
+    var animation: AnimationName
+    var index: Int
+  }
+
+  struct QueuedChunk: Sendable {
+    let id: ChunkID
+    let frames: [OverlayFrame]
+    var imagesComplete: Bool
+    /// When the chunk first could have started (for the start timeout).
+    var waitingSince: Double?
+
+    var keys: Set<String> { Set(frames.lazy.flatMap(\.layers).map(\.key)) }
+  }
+
+  struct PlayingChunk: Sendable {
+    var chunk: QueuedChunk
+    /// The last overlay frame consumed (drawn or skipped); -1 before the first.
+    var consumed = -1
+    var audioStarted = false
+  }
+
+  /// An overlay frame that is in the picture (shown, maybe not drawn yet).
+  struct ShownOverlay: Sendable {
+    var chunk: ChunkID
+    var index: Int
+    var frame: OverlayFrame
+  }
+
+  enum Target: Hashable, Sendable {
+    case speech
+    case animation(AnimationName)
+  }
+
+  struct MessageState: Sendable {
+    let id: MessageID
+    var audioEnded = false
+    var speaking = false
+    var seenIndexes: Set<Int> = []
+  }
+
+  struct HoldTrack: Sendable {
+    var kind: HoldReason.Kind
+    var since: Double
+    var counted: Int
+  }
+
+  // Base animation
+  var graph: AnimationGraph
+  var mode: EngineMode = .waiting
+  var target: Target?
+  var cursor: Cursor?
+  var baseQueue: [AnimationName] = []
+  var modeSince = 0.0
+
+  // Picture
+  var shown: ShownOverlay?
+  var lastDrawn: DrawnFrame?
+  var needsDraw = false
+  var skippedSinceDraw = false
+  var lastHold: HoldReason?
+  var hold: HoldTrack?
+
+  // Time
+  var lastTick: Double?
+  var accumulator = 0.0
+  var clock = 0.0
+  var audio: AudioClock?
+  var paused = false
+
+  // Speech
+  var nextMessageNumber = 0
+  var message: MessageState?
+  var lastMessageClosed = false
+  var playing: PlayingChunk?
+  var queue: [QueuedChunk] = []
+  var boundarySince: Double?
+  var readyKeys: Set<String> = []
+  var completeIndexes: Set<Int> = []
+  var requests: [AnimationName] = []
+
+  var metrics = EngineMetrics()
+  var out: [EngineAction] = []
+
+  init(graph: AnimationGraph) {
+    self.graph = graph
+  }
+
+  mutating func takeActions() -> [EngineAction] {
+    defer { out = [] }
+    return out
+  }
+
+  func rate(_ configuration: EngineConfiguration) -> Double {
+    switch mode {
+    case .idle, .waiting: configuration.idleFPS
+    default: configuration.speakingFPS
+    }
+  }
+
+  mutating func setMode(_ newMode: EngineMode) {
+    guard newMode != mode else { return }
+    mode = newMode
+    modeSince = clock
+    out.append(.modeChanged(newMode))
+  }
+
+  mutating func warn(
+    _ code: EngineWarning.Code, _ message: String, chunk: ChunkID? = nil, frame: Int? = nil,
+    protocolIssue: Bool = false
+  ) {
+    if protocolIssue { metrics.protocolWarnings += 1 }
+    out.append(.warning(EngineWarning(code, message, chunk: chunk, frame: frame)))
+  }
+
+  // MARK: - Picture
+
+  /// Puts a base frame (and maybe an overlay frame) in the picture. A frame put there and
+  /// replaced before it was drawn is counted as passed over.
+  mutating func show(_ animation: AnimationName, _ index: Int, overlay: ShownOverlay? = nil) {
+    if needsDraw {
+      skippedSinceDraw = true
+      if shown != nil { metrics.lateFrames += 1 } else { metrics.skippedBaseFrames += 1 }
+    }
+    cursor = Cursor(animation: animation, index: index)
+    shown = overlay
+    needsDraw = true
+    hold = nil
+  }
+
+  /// Records a hold at the current clock, counting it once per frame slot, and returns how
+  /// many consecutive slots this hold has lasted.
+  @discardableResult
+  mutating func noteHold(_ reason: HoldReason, _ configuration: EngineConfiguration) -> Int {
+    lastHold = reason
+    let kind = reason.kind
+    if hold?.kind != kind { hold = HoldTrack(kind: kind, since: clock, counted: 0) }
+    guard var track = hold else { return 0 }
+    let slots = Int(((clock - track.since) * rate(configuration) + State.epsilon).rounded(.down)) + 1
+    if slots > track.counted {
+      metrics.holds[kind, default: 0] += slots - track.counted
+      track.counted = slots
+    }
+    hold = track
+    return slots
+  }
+
+  func isContinuous(from previous: DrawnFrame, to next: Cursor) -> Bool {
+    if previous.animation == next.animation
+      && (next.index == previous.index || next.index == previous.index + 1)
+    {
+      return true
+    }
+    guard next.index == 0, let count = graph.frameCount(of: previous.animation) else { return false }
+    return previous.index == count - 1 && next.animation.from == previous.animation.to
+  }
+
+  mutating func drawIfNeeded(_ configuration: EngineConfiguration) -> FramePlan {
+    guard needsDraw, let cursor else {
+      if cursor == nil { noteHold(.noBaseAnimation, configuration) }
+      return .hold(lastHold ?? .notDue)
+    }
+    let frame = DrawnFrame(
+      animation: cursor.animation, index: cursor.index, overlays: shown?.frame.layers ?? [],
+      chunk: shown?.chunk, overlayIndex: shown?.index, mode: mode)
+    if let previous = lastDrawn, !skippedSinceDraw, !isContinuous(from: previous, to: cursor) {
+      metrics.pops += 1
+    }
+    metrics.framesDrawn += 1
+    if let shown {
+      metrics.overlayFramesDrawn += 1
+      if resolvedIndex(of: shown.frame) != cursor.index || shown.frame.animation != cursor.animation {
+        metrics.desyncs += 1
+      }
+      startAudioIfNeeded(for: shown, configuration)
+      if let audio, audio.chunk == shown.chunk, playing?.audioStarted == true {
+        metrics.audioSync.record(audio.position - Double(shown.index) / configuration.speakingFPS)
+      }
+    }
+    lastDrawn = frame
+    needsDraw = false
+    skippedSinceDraw = false
+    return .draw(frame)
+  }
+
+  private mutating func startAudioIfNeeded(for shown: ShownOverlay, _ configuration: EngineConfiguration) {
+    guard var playing, playing.chunk.id == shown.chunk, !playing.audioStarted else { return }
+    playing.audioStarted = true
+    self.playing = playing
+    metrics.chunksStarted += 1
+    if message?.id == shown.chunk.message, message?.speaking == false {
+      message?.speaking = true
+      out.append(.speakingStarted(shown.chunk.message))
+    }
+    out.append(.startAudio(shown.chunk, offset: Double(shown.index) / configuration.speakingFPS))
+  }
+
+  /// The base frame index an overlay frame is drawn on: as is when in range, wrapped when
+  /// beyond the animation's frame count; nil when negative or the animation is missing.
+  func resolvedIndex(of frame: OverlayFrame) -> Int? {
+    guard frame.baseFrame >= 0, let count = graph.frameCount(of: frame.animation) else { return nil }
+    return frame.baseFrame < count ? frame.baseFrame : frame.baseFrame % count
+  }
+
+  // MARK: - One frame slot
+
+  mutating func step(_ configuration: EngineConfiguration) {
+    switch mode {
+    case .waiting:
+      if let idle = idleStartAnimation(configuration) {
+        setMode(.idle)
+        show(idle, 0)
+      } else if !queue.isEmpty, isStartable(0, configuration) {
+        startSpeech(configuration)
+      } else {
+        noteHold(.noBaseAnimation, configuration)
+      }
+    case .talking:
+      guard let playing else {
+        endSpeech(configuration)
+        return
+      }
+      advanceSpeech(to: playing.consumed + 1, configuration)
+    case .idle, .transition, .finishing, .returning, .animation:
+      baseStep(configuration)
+    }
+  }
+
+  func idleStartAnimation(_ configuration: EngineConfiguration) -> AnimationName? {
+    let pose = configuration.idlePose
+    return graph.loop(at: KeyPose(pose, .start)) ?? graph.loop(at: KeyPose(pose, .end))
+      ?? graph.animations.first { $0.from.pose == pose }
+  }
+}

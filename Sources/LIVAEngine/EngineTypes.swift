@@ -1,0 +1,310 @@
+import LIVAProtocol
+
+/// Identifies one spoken message. The engine numbers messages itself, in arrival order: a
+/// chunk with index 0 opens a new message.
+public struct MessageID: Hashable, Sendable, Comparable, CustomStringConvertible {
+  /// The message's sequence number (0 for the first message of an engine).
+  public let rawValue: Int
+  /// Creates an identifier.
+  public init(_ rawValue: Int) { self.rawValue = rawValue }
+  /// Orders by sequence number.
+  public static func < (lhs: MessageID, rhs: MessageID) -> Bool { lhs.rawValue < rhs.rawValue }
+  /// `m<number>`.
+  public var description: String { "m\(rawValue)" }
+}
+
+/// Identifies one chunk: its message and its `chunk_index` within that message.
+public struct ChunkID: Hashable, Sendable, CustomStringConvertible {
+  /// The message the chunk belongs to.
+  public let message: MessageID
+  /// The chunk's index within the message (`chunk_index` on the wire).
+  public let index: Int
+  /// Creates an identifier.
+  public init(message: MessageID, index: Int) {
+    self.message = message
+    self.index = index
+  }
+  /// `m<message>/c<index>`.
+  public var description: String { "\(message)/c\(index)" }
+}
+
+/// One overlay image placed on a base frame (a mouth sprite, usually).
+public struct OverlayLayer: Hashable, Sendable {
+  /// The image's content key (`overlay_id`): the same key always means the same image.
+  public var key: String
+  /// Where the image goes on the base frame.
+  public var rect: PlacementRect
+
+  /// Creates a layer.
+  public init(key: String, rect: PlacementRect) {
+    self.key = key
+    self.rect = rect
+  }
+}
+
+/// One frame slot of a chunk: the base frame it must be drawn on, and its overlays.
+public struct OverlayFrame: Hashable, Sendable {
+  /// The base animation this frame belongs to (per frame: it may change inside a chunk).
+  public var animation: AnimationName
+  /// `matched_sprite_frame_number`: the base frame index the overlay is drawn on. Used as is
+  /// when in range, wrapped (with a warning) when too large, rejected when negative.
+  public var baseFrame: Int
+  /// The overlays drawn on that base frame, bottom first; usually one.
+  public var layers: [OverlayLayer]
+
+  /// Creates a frame with any number of layers.
+  public init(animation: AnimationName, baseFrame: Int, layers: [OverlayLayer]) {
+    self.animation = animation
+    self.baseFrame = baseFrame
+    self.layers = layers
+  }
+
+  /// Creates a frame with one overlay.
+  public init(key: String, animation: AnimationName, baseFrame: Int, rect: PlacementRect) {
+    self.init(animation: animation, baseFrame: baseFrame, layers: [OverlayLayer(key: key, rect: rect)])
+  }
+}
+
+/// The animation plan of one speech chunk: its overlay frames in playback order, one per
+/// frame slot at ``EngineConfiguration/speakingFPS``. Frame `k` belongs at `k / fps` seconds
+/// into the chunk's audio.
+public struct ChunkPlan: Hashable, Sendable {
+  /// `chunk_index`: 0 opens a new message (and interrupts whatever is playing).
+  public var index: Int
+  /// The frames, in order.
+  public var frames: [OverlayFrame]
+
+  /// Creates a plan.
+  public init(index: Int, frames: [OverlayFrame]) {
+    self.index = index
+    self.frames = frames
+  }
+}
+
+/// What the engine is doing.
+public enum EngineMode: String, Hashable, Sendable, CaseIterable {
+  /// No idle animation is available yet: nothing can be drawn.
+  case waiting
+  /// Looping the idle animations (at ``EngineConfiguration/idleFPS``).
+  case idle
+  /// Walking the animation graph toward speech or toward a requested animation.
+  case transition
+  /// Speech: overlay frames drive the base frame.
+  case talking
+  /// Speech is over; finishing the current base animation to its end pose.
+  case finishing
+  /// Walking the graph back to the idle pose.
+  case returning
+  /// Playing a requested animation (e.g. `hi_1_s_hi_1_e`).
+  case animation
+}
+
+/// A frame to draw: a base frame and the overlays on it.
+public struct DrawnFrame: Hashable, Sendable {
+  /// The base animation.
+  public var animation: AnimationName
+  /// The base frame index within ``animation``.
+  public var index: Int
+  /// The overlays to draw on it, bottom first (empty outside speech).
+  public var overlays: [OverlayLayer]
+  /// The chunk the overlays come from, while speaking.
+  public var chunk: ChunkID?
+  /// The position of the overlay frame within its chunk, while speaking.
+  public var overlayIndex: Int?
+  /// The engine mode that produced the frame.
+  public var mode: EngineMode
+}
+
+/// Why a tick does not draw a new frame; the previous frame stays on screen.
+public enum HoldReason: Hashable, Sendable, CustomStringConvertible {
+  /// No new frame slot has come yet (ticks faster than the frame rate): not a quality event.
+  case notDue
+  /// The engine is paused.
+  case paused
+  /// No base animation is available to draw.
+  case noBaseAnimation
+  /// The next overlay frame's image is not decoded yet.
+  case overlayNotReady(key: String)
+  /// The last frame of a chunk is held while the next chunk is not ready or not announced.
+  case waitingForNextChunk
+  /// The overlay frame due now is already on screen (the audio clock has not moved on).
+  case waitingForAudio
+
+  /// The reason without its payload, for counting.
+  public var kind: Kind {
+    switch self {
+    case .notDue: .notDue
+    case .paused: .paused
+    case .noBaseAnimation: .noBaseAnimation
+    case .overlayNotReady: .overlayNotReady
+    case .waitingForNextChunk: .waitingForNextChunk
+    case .waitingForAudio: .waitingForAudio
+    }
+  }
+
+  /// Hold reasons without payloads.
+  public enum Kind: String, Hashable, Sendable, CaseIterable, Codable {
+    /// See ``HoldReason/notDue``.
+    case notDue
+    /// See ``HoldReason/paused``.
+    case paused
+    /// See ``HoldReason/noBaseAnimation``.
+    case noBaseAnimation
+    /// See ``HoldReason/overlayNotReady(key:)``.
+    case overlayNotReady
+    /// See ``HoldReason/waitingForNextChunk``.
+    case waitingForNextChunk
+    /// See ``HoldReason/waitingForAudio``.
+    case waitingForAudio
+  }
+
+  /// The kind's name, with the key for `overlayNotReady`.
+  public var description: String {
+    switch self {
+    case .overlayNotReady(let key): "overlayNotReady(\(key))"
+    default: kind.rawValue
+    }
+  }
+}
+
+/// The picture decision of one tick.
+public enum FramePlan: Hashable, Sendable {
+  /// Draw this frame.
+  case draw(DrawnFrame)
+  /// Keep the previous frame on screen.
+  case hold(HoldReason)
+
+  /// The frame to draw, if any.
+  public var frame: DrawnFrame? {
+    if case .draw(let frame) = self { return frame }
+    return nil
+  }
+}
+
+/// Where the playing chunk's audio is, as reported by the owner's audio output.
+public struct AudioClock: Hashable, Sendable {
+  /// The chunk whose audio is playing.
+  public var chunk: ChunkID
+  /// Seconds of that chunk's audio played so far.
+  public var position: Double
+
+  /// Creates a reading.
+  public init(chunk: ChunkID, position: Double) {
+    self.chunk = chunk
+    self.position = position
+  }
+}
+
+/// Something the owner must do, or may want to know, as a result of an engine input.
+public enum EngineAction: Hashable, Sendable {
+  /// Start this chunk's audio now, `offset` seconds into it (0 unless its first overlay
+  /// frames were skipped). Comes on the tick that draws the chunk's first overlay frame.
+  case startAudio(ChunkID, offset: Double)
+  /// Stop this chunk's audio at once (interrupt).
+  case stopAudio(ChunkID)
+  /// Pause the playing audio (engine paused).
+  case pauseAudio(ChunkID)
+  /// Resume the paused audio.
+  case resumeAudio(ChunkID)
+  /// These overlay images belong to an interrupted message only: drop them.
+  case evictImages([String])
+  /// A chunk plan was accepted.
+  case chunkQueued(ChunkID)
+  /// The message's first overlay frame was drawn.
+  case speakingStarted(MessageID)
+  /// The message is over: played to its end, or interrupted.
+  case speakingEnded(MessageID, interrupted: Bool)
+  /// The chunk's last frame was shown (or the chunk was left).
+  case chunkFinished(ChunkID)
+  /// The engine changed mode.
+  case modeChanged(EngineMode)
+  /// Something in the input was wrong or degraded playback; playback goes on.
+  case warning(EngineWarning)
+}
+
+/// A problem the engine noticed and worked around. Never fatal.
+public struct EngineWarning: Hashable, Sendable, CustomStringConvertible {
+  /// What kind of problem, as an extensible set of static values.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    /// The stable identifier.
+    public let rawValue: String
+    /// Creates a code.
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+
+    /// `matched_sprite_frame_number` beyond the animation's frame count: wrapped.
+    public static let frameIndexWrapped = Code("frameIndexWrapped")
+    /// A negative `matched_sprite_frame_number`: the frame is skipped.
+    public static let negativeFrameIndex = Code("negativeFrameIndex")
+    /// A frame's base animation is not available: the frame is skipped.
+    public static let missingAnimation = Code("missingAnimation")
+    /// A chunk was rejected (empty, duplicate, or from a finished message).
+    public static let chunkRejected = Code("chunkRejected")
+    /// A chunk index was missing at a boundary; playback went on with the next one.
+    public static let chunkGap = Code("chunkGap")
+    /// No acceptable path through the graph: the engine cut directly (a counted pop).
+    public static let cut = Code("cut")
+    /// A requested animation is not available, or too many requests were pending.
+    public static let requestDropped = Code("requestDropped")
+    /// An overlay frame was skipped after holding too long.
+    public static let overlaySkipped = Code("overlaySkipped")
+
+    /// The identifier.
+    public var description: String { rawValue }
+  }
+
+  /// What kind of problem.
+  public var code: Code
+  /// A human explanation.
+  public var message: String
+  /// The chunk concerned, if any.
+  public var chunk: ChunkID?
+  /// The overlay frame concerned, within ``chunk``.
+  public var frame: Int?
+
+  /// Creates a warning.
+  public init(_ code: Code, _ message: String, chunk: ChunkID? = nil, frame: Int? = nil) {
+    self.code = code
+    self.message = message
+    self.chunk = chunk
+    self.frame = frame
+  }
+
+  /// `code: message [chunk#frame]`.
+  public var description: String {
+    var text = "\(code): \(message)"
+    if let chunk { text += " [\(chunk)\(frame.map { "#\($0)" } ?? "")]" }
+    return text
+  }
+}
+
+/// The result of one tick: the picture decision and the actions for the owner, in order.
+public struct TickResult: Hashable, Sendable {
+  /// Draw or hold.
+  public var plan: FramePlan
+  /// Actions to carry out (start audio first, if any, on the tick that draws the frame).
+  public var actions: [EngineAction]
+}
+
+/// A human-oriented description of the frame on screen, for the debug step mode.
+public struct FrameDescription: Hashable, Sendable, CustomStringConvertible {
+  /// The engine mode.
+  public var mode: EngineMode
+  /// The frame on screen, if any.
+  public var frame: DrawnFrame?
+  /// The last hold reason, if the last tick held.
+  public var holdReason: HoldReason?
+
+  /// One line: mode, base animation and index, overlay keys, chunk and frame, reason.
+  public var description: String {
+    var text = "mode=\(mode.rawValue)"
+    if let frame {
+      text += " base=\(frame.animation)#\(frame.index)"
+      if let chunk = frame.chunk, let index = frame.overlayIndex { text += " chunk=\(chunk) frame=\(index)" }
+      if !frame.overlays.isEmpty { text += " overlays=\(frame.overlays.map(\.key))" }
+    } else {
+      text += " base=none"
+    }
+    if let holdReason { text += " hold=\(holdReason)" }
+    return text
+  }
+}

@@ -1,0 +1,213 @@
+import LIVAProtocol
+
+/// The playback engine: decides, on every display tick, which base frame and which mouth
+/// overlays the avatar shows, and tells its owner when to start and stop chunk audio.
+///
+/// A pure state machine: no clock, no threads, no I/O, no logging. Time comes in as the
+/// argument of ``tick(now:audio:)``; everything else comes in through `mutating` input methods
+/// that return the ``EngineAction``s the owner must carry out. The same inputs always produce
+/// the same outputs, so tests drive it with explicit timestamps.
+///
+/// See the "Engine state machine" article for the modes and their edges.
+public struct LIVAEngine: Sendable {
+  /// The tuning this engine was created with.
+  public let configuration: EngineConfiguration
+  var state: State
+  private var history: [State] = []
+
+  /// Creates an engine with the animations available now (name → frame count).
+  public init(configuration: EngineConfiguration = .init(), animations: [AnimationName: Int] = [:]) {
+    self.configuration = configuration
+    self.state = State(graph: AnimationGraph(frameCounts: animations))
+  }
+
+  // MARK: - Reading
+
+  /// The current mode.
+  public var mode: EngineMode { state.mode }
+  /// Quality accounting so far.
+  public var metrics: EngineMetrics { state.metrics }
+  /// The graph of the animations available now.
+  public var graph: AnimationGraph { state.graph }
+  /// Whether ticks are paused.
+  public var isPaused: Bool { state.paused }
+  /// The open message (chunks of it may still come), if any.
+  public var currentMessage: MessageID? { state.message?.id }
+  /// The chunk whose overlays are playing, if any.
+  public var playingChunk: ChunkID? { state.playing?.chunk.id }
+  /// Chunks accepted and not yet started, in playback order.
+  public var queuedChunks: [ChunkID] { state.queue.map(\.id) }
+  /// The last frame drawn, i.e. what is on screen.
+  public var lastDrawnFrame: DrawnFrame? { state.lastDrawn }
+
+  /// Describes the frame on screen: mode, base animation and index, overlay keys, chunk and
+  /// frame, and the last hold reason.
+  public func describe() -> FrameDescription {
+    FrameDescription(mode: state.mode, frame: state.lastDrawn, holdReason: state.lastHold)
+  }
+
+  // MARK: - Inputs
+
+  /// Replaces the set of base animations that can be drawn now (name → frame count).
+  public mutating func setAvailableAnimations(_ frameCounts: [AnimationName: Int]) {
+    state.graph = AnimationGraph(frameCounts: frameCounts)
+  }
+
+  /// Tells the engine that the image with this content key is decoded and can be drawn.
+  public mutating func imageReady(_ key: String) {
+    state.readyKeys.insert(key)
+  }
+
+  /// Tells the engine that these images are decoded and can be drawn.
+  public mutating func imagesReady(_ keys: some Sequence<String>) {
+    state.readyKeys.formUnion(keys)
+  }
+
+  /// Tells the engine that an image is no longer available (evicted from the owner's store).
+  public mutating func imageEvicted(_ key: String) {
+    state.readyKeys.remove(key)
+  }
+
+  /// Every image of the current message's chunk `chunkIndex` has been sent *and decoded*
+  /// (`chunk_images_ready`, deferred by the owner until its batches are decoded). The chunk may
+  /// then start with fewer than the threshold frames, and a frame whose image still is not
+  /// ready is skipped at once instead of held. May come before the chunk's plan.
+  public mutating func chunkImagesComplete(chunkIndex: Int) {
+    if let position = state.queue.firstIndex(where: { $0.id.index == chunkIndex }) {
+      state.queue[position].imagesComplete = true
+    } else if state.playing?.chunk.id.index == chunkIndex {
+      state.playing?.chunk.imagesComplete = true
+    } else {
+      state.completeIndexes.insert(chunkIndex)
+    }
+  }
+
+  /// `audio_end`: no more chunks will come for the current message; after its last chunk the
+  /// engine returns to idle without waiting.
+  public mutating func audioEnded() {
+    guard state.message != nil else { return }
+    state.message?.audioEnded = true
+    if state.playing == nil && state.queue.isEmpty && state.mode != .talking {
+      state.closeMessage()
+    }
+  }
+
+  /// Accepts a chunk's plan. Index 0 opens a new message and interrupts whatever is playing
+  /// or queued (its audio is stopped and its images evicted). Empty, duplicate and stale
+  /// chunks are rejected with a warning; negative frame numbers are flagged now and skipped
+  /// when reached.
+  public mutating func enqueue(_ plan: ChunkPlan) -> [EngineAction] {
+    state.out = []
+    state.enqueue(plan, configuration)
+    return state.takeActions()
+  }
+
+  /// Drops every queued and playing chunk (stop-audio and evict actions), and returns to idle
+  /// through the graph. No overlay of the interrupted message is drawn after this call.
+  public mutating func interrupt() -> [EngineAction] {
+    state.out = []
+    state.interrupt(configuration)
+    if state.message != nil { state.closeMessage() }
+    return state.takeActions()
+  }
+
+  /// Asks for a base animation (e.g. `hi_1_s_hi_1_e`) to be played when the avatar is idle,
+  /// with transitions in and out. Unavailable animations are dropped with a warning.
+  public mutating func requestAnimation(_ name: AnimationName) -> [EngineAction] {
+    state.out = []
+    state.request(name, configuration)
+    return state.takeActions()
+  }
+
+  /// Pauses: ticks hold the picture and time stops. Pauses the playing audio.
+  public mutating func pause() -> [EngineAction] {
+    guard !state.paused else { return [] }
+    state.paused = true
+    if let playing = state.playing, playing.audioStarted { return [.pauseAudio(playing.chunk.id)] }
+    return []
+  }
+
+  /// Resumes after ``pause()``: the next tick has delta 0, so nothing jumps. Resumes the audio.
+  public mutating func resume() -> [EngineAction] {
+    guard state.paused else { return [] }
+    state.paused = false
+    state.lastTick = nil
+    history.removeAll()
+    if let playing = state.playing, playing.audioStarted { return [.resumeAudio(playing.chunk.id)] }
+    return []
+  }
+
+  /// Advances to `now` (seconds on any monotonic clock) and decides the picture.
+  ///
+  /// - Parameters:
+  ///   - now: the display time of this tick. The first tick has delta 0; a negative delta is
+  ///     treated as 0; after a stall the frame clock catches up at most
+  ///     ``EngineConfiguration/maxCatchUpFrames`` frames.
+  ///   - audio: where the playing chunk's audio is, if the owner knows. While it is given for
+  ///     the playing chunk, the overlay index follows it (`floor(position × fps)`); otherwise
+  ///     the frame clock drives.
+  public mutating func tick(now: Double, audio: AudioClock? = nil) -> TickResult {
+    state.out = []
+    state.lastHold = nil
+    guard !state.paused else {
+      state.lastHold = .paused
+      return TickResult(plan: .hold(.paused), actions: [])
+    }
+    let delta = state.lastTick.map { max(0, now - $0) } ?? 0
+    state.lastTick = now
+    state.clock = now
+    state.audio = audio
+    if let audio, state.mode == .talking, let playing = state.playing,
+      playing.chunk.id == audio.chunk, playing.audioStarted
+    {
+      state.accumulator = 0
+      state.followAudio(position: audio.position, configuration)
+    } else {
+      state.accumulator += delta
+      var steps = 0
+      while true {
+        let slot = 1 / state.rate(configuration)
+        guard state.accumulator + State.epsilon >= slot else { break }
+        if steps == configuration.maxCatchUpFrames {
+          state.metrics.catchUps += 1
+          state.accumulator = 0
+          break
+        }
+        state.accumulator = max(0, state.accumulator - slot)
+        steps += 1
+        state.clock = now - state.accumulator
+        state.step(configuration)
+      }
+      state.clock = now
+      if steps == 0 && state.cursor == nil { state.step(configuration) }
+    }
+    let plan = state.drawIfNeeded(configuration)
+    return TickResult(plan: plan, actions: state.takeActions())
+  }
+
+  // MARK: - Debug step mode
+
+  /// Debug step mode: pauses if needed, then advances exactly one frame slot (time moves by
+  /// one slot of the current rate) and returns what to show. Audio actions are still emitted.
+  public mutating func stepForward() -> TickResult {
+    state.paused = true
+    if history.count >= configuration.debugHistoryLimit { history.removeFirst() }
+    history.append(state)
+    state.out = []
+    state.lastHold = nil
+    state.clock += 1 / state.rate(configuration)
+    state.step(configuration)
+    let plan = state.drawIfNeeded(configuration)
+    return TickResult(plan: plan, actions: state.takeActions())
+  }
+
+  /// Debug step mode: goes back one ``stepForward()`` (the whole state is restored, metrics
+  /// included) and returns the frame that was on screen then. Audio is not rewound. Returns
+  /// nil when there is no step to undo.
+  public mutating func stepBackward() -> DrawnFrame? {
+    guard let previous = history.popLast() else { return nil }
+    state = previous
+    state.paused = true
+    return state.lastDrawn
+  }
+}
