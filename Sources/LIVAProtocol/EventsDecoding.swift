@@ -1,0 +1,282 @@
+import Foundation
+
+/// Reads the fields of one incoming event, turning every problem into a
+/// ``LIVAProtocolError`` that names the event and the field path.
+///
+/// Paths are built only when an error is thrown (`parent` plus `key`), so the happy path
+/// allocates no path strings.
+struct EventReader {
+  let event: String
+  let limits: LIVAEventLimits
+  var framesRead = 0
+
+  init(event: String, limits: LIVAEventLimits) {
+    self.event = event
+    self.limits = limits
+  }
+
+  static func join(_ parent: String, _ key: String) -> String {
+    parent.isEmpty ? key : "\(parent).\(key)"
+  }
+
+  func error(_ code: LIVAProtocolError.Code, _ message: String, at path: String)
+    -> LIVAProtocolError
+  {
+    LIVAProtocolError(code, message, event: event, fieldPath: path.isEmpty ? nil : path)
+  }
+
+  func wrongType(_ value: WireValue, expected: String, at path: String) -> LIVAProtocolError {
+    error(.wrongType, "expected \(expected), found \(value.typeName)", at: path)
+  }
+
+  // MARK: Containers
+
+  func object(_ value: WireValue, at path: String) throws(LIVAProtocolError) -> [String: WireValue]
+  {
+    guard case .object(let members) = value else {
+      throw wrongType(value, expected: "an object", at: path)
+    }
+    return members
+  }
+
+  /// The value of a required member; `null` counts as missing.
+  func required(_ object: [String: WireValue], _ key: String, in parent: String)
+    throws(LIVAProtocolError) -> WireValue
+  {
+    guard let value = object[key], value != .null else {
+      throw error(.missingField, "required field \"\(key)\" is missing", at: Self.join(parent, key))
+    }
+    return value
+  }
+
+  /// The value of an optional member; `null` counts as absent.
+  func optional(_ object: [String: WireValue], _ key: String) -> WireValue? {
+    guard let value = object[key], value != .null else { return nil }
+    return value
+  }
+
+  func array(_ value: WireValue, at path: @autoclosure () -> String) throws(LIVAProtocolError)
+    -> [WireValue]
+  {
+    guard case .array(let elements) = value else {
+      throw wrongType(value, expected: "an array", at: path())
+    }
+    return elements
+  }
+
+  // MARK: Scalars
+
+  func int(_ value: WireValue, max: Int, at path: @autoclosure () -> String)
+    throws(LIVAProtocolError) -> Int
+  {
+    guard case .number(let number) = value else {
+      throw wrongType(value, expected: "an integer", at: path())
+    }
+    guard number.rounded(.towardZero) == number, number.magnitude < 9e15 else {
+      throw error(.wrongType, "expected an integer, found \(number)", at: path())
+    }
+    guard number >= 0 else {
+      throw error(.outOfRange, "negative value \(Int(number))", at: path())
+    }
+    guard number <= Double(max) else {
+      throw error(.outOfRange, "value \(Int(number)) exceeds the limit \(max)", at: path())
+    }
+    return Int(number)
+  }
+
+  func requiredIndex(_ object: [String: WireValue], _ key: String, in parent: String)
+    throws(LIVAProtocolError) -> Int
+  {
+    try int(required(object, key, in: parent), max: limits.maximumIndex, at: Self.join(parent, key))
+  }
+
+  func optionalIndex(_ object: [String: WireValue], _ key: String, in parent: String)
+    throws(LIVAProtocolError) -> Int?
+  {
+    guard let value = optional(object, key) else { return nil }
+    return try int(value, max: limits.maximumIndex, at: Self.join(parent, key))
+  }
+
+  func requiredCount(_ object: [String: WireValue], _ key: String, in parent: String)
+    throws(LIVAProtocolError) -> Int
+  {
+    try int(required(object, key, in: parent), max: limits.maximumCount, at: Self.join(parent, key))
+  }
+
+  func optionalCount(_ object: [String: WireValue], _ key: String, in parent: String)
+    throws(LIVAProtocolError) -> Int?
+  {
+    guard let value = optional(object, key) else { return nil }
+    return try int(value, max: limits.maximumCount, at: Self.join(parent, key))
+  }
+
+  func number(_ value: WireValue, at path: @autoclosure () -> String) throws(LIVAProtocolError)
+    -> Double
+  {
+    guard case .number(let number) = value else {
+      throw wrongType(value, expected: "a number", at: path())
+    }
+    guard number.isFinite else { throw error(.outOfRange, "non-finite number", at: path()) }
+    return number
+  }
+
+  func string(_ value: WireValue, at path: @autoclosure () -> String) throws(LIVAProtocolError)
+    -> String
+  {
+    guard case .string(let text) = value else {
+      throw wrongType(value, expected: "a string", at: path())
+    }
+    guard text.utf8.count <= limits.maximumStringLength else {
+      throw error(
+        .tooLarge, "string longer than \(limits.maximumStringLength) bytes", at: path())
+    }
+    guard !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+      throw error(.malformedValue, "string contains control characters", at: path())
+    }
+    return text
+  }
+
+  func optionalString(_ object: [String: WireValue], _ key: String, in parent: String)
+    throws(LIVAProtocolError) -> String?
+  {
+    guard let value = optional(object, key) else { return nil }
+    return try string(value, at: Self.join(parent, key))
+  }
+
+  func animationName(_ value: WireValue, at path: @autoclosure () -> String)
+    throws(LIVAProtocolError) -> AnimationName
+  {
+    guard case .string(let text) = value else {
+      throw wrongType(value, expected: "an animation name string", at: path())
+    }
+    do {
+      return try AnimationName(parsing: text)
+    } catch {
+      throw self.error(error.code, error.message, at: path())
+    }
+  }
+
+  func requiredAnimationName(_ object: [String: WireValue], _ key: String, in parent: String)
+    throws(LIVAProtocolError) -> AnimationName
+  {
+    try animationName(required(object, key, in: parent), at: Self.join(parent, key))
+  }
+
+  /// A sprite-sheet file name: a single safe path component.
+  func fileName(_ value: WireValue, at path: @autoclosure () -> String) throws(LIVAProtocolError)
+    -> String
+  {
+    let text = try string(value, at: path())
+    guard !text.isEmpty, text != ".", text != "..", !text.contains("/"), !text.contains("\\")
+    else {
+      throw error(.malformedValue, "\"\(text.prefix(40))\" is not a file name", at: path())
+    }
+    return text
+  }
+
+  // MARK: Points and rectangles
+
+  func coordinate(_ value: WireValue, nonNegative: Bool, at path: @autoclosure () -> String)
+    throws(LIVAProtocolError) -> Double
+  {
+    let number = try number(value, at: path())
+    guard number.magnitude <= limits.maximumCoordinate, !nonNegative || number >= 0 else {
+      throw error(.outOfRange, "coordinate \(number) out of range", at: path())
+    }
+    return number
+  }
+
+  func point(_ value: WireValue, at path: String) throws(LIVAProtocolError) -> SIMD2<Double> {
+    let elements = try array(value, at: path)
+    guard elements.count == 2 else {
+      throw error(.malformedValue, "expected [x, y], found \(elements.count) numbers", at: path)
+    }
+    return SIMD2(
+      try coordinate(elements[0], nonNegative: false, at: "\(path)[0]"),
+      try coordinate(elements[1], nonNegative: false, at: "\(path)[1]"))
+  }
+
+  func rect(_ value: WireValue, at path: String) throws(LIVAProtocolError) -> PlacementRect {
+    let elements = try array(value, at: path)
+    guard elements.count == 4 else {
+      throw error(
+        .malformedValue, "expected [x, y, w, h], found \(elements.count) numbers", at: path)
+    }
+    return PlacementRect(
+      x: try coordinate(elements[0], nonNegative: false, at: "\(path)[0]"),
+      y: try coordinate(elements[1], nonNegative: false, at: "\(path)[1]"),
+      width: try coordinate(elements[2], nonNegative: true, at: "\(path)[2]"),
+      height: try coordinate(elements[3], nonNegative: true, at: "\(path)[3]"))
+  }
+
+  // MARK: Binary data
+
+  /// Bytes given as a binary attachment, a base64 string, or a `data:` URL with base64
+  /// content. Returns the bytes and the media type of a data URL.
+  func bytes(_ value: WireValue, maximumBytes: Int, at path: @autoclosure () -> String)
+    throws(LIVAProtocolError) -> (Data, mime: String?)
+  {
+    switch value {
+    case .binary(let data):
+      guard data.count <= maximumBytes else {
+        throw error(.tooLarge, "\(data.count) bytes exceed the limit \(maximumBytes)", at: path())
+      }
+      return (data, nil)
+    case .string(let text):
+      let utf8 = text.utf8
+      var payload = utf8[...]
+      var mime: String?
+      if utf8.starts(with: "data:".utf8) {
+        guard let comma = utf8.firstIndex(of: UInt8(ascii: ",")) else {
+          throw error(.malformedValue, "data URL without ','", at: path())
+        }
+        let header = String(
+          decoding: utf8[utf8.index(utf8.startIndex, offsetBy: 5)..<comma], as: UTF8.self)
+        var parameters = header.split(separator: ";", omittingEmptySubsequences: false)
+        guard parameters.last == "base64" else {
+          throw error(.malformedValue, "data URL is not base64-encoded", at: path())
+        }
+        parameters.removeLast()
+        if let type = parameters.first, !type.isEmpty {
+          guard type.utf8.count <= 100 else {
+            throw error(.malformedValue, "data URL media type too long", at: path())
+          }
+          mime = String(type)
+        }
+        payload = utf8[utf8.index(after: comma)...]
+      }
+      guard payload.count / 4 * 3 <= maximumBytes + 2 else {
+        throw error(
+          .tooLarge, "about \(payload.count / 4 * 3) bytes exceed the limit \(maximumBytes)",
+          at: path())
+      }
+      var encoded = Data(payload)
+      let remainder = encoded.count % 4
+      if remainder == 2 || remainder == 3 {
+        encoded.append(contentsOf: repeatElement(UInt8(ascii: "="), count: 4 - remainder))
+      }
+      guard let data = Data(base64Encoded: encoded) else {
+        throw error(.malformedValue, "invalid base64", at: path())
+      }
+      guard data.count <= maximumBytes else {
+        throw error(.tooLarge, "\(data.count) bytes exceed the limit \(maximumBytes)", at: path())
+      }
+      return (data, mime)
+    default:
+      throw wrongType(value, expected: "binary data or a base64 string", at: path())
+    }
+  }
+
+  func image(_ object: [String: WireValue], key: String, mimeKey: String?, in parent: String)
+    throws(LIVAProtocolError) -> EncodedImage
+  {
+    let (data, urlMIME) = try bytes(
+      required(object, key, in: parent), maximumBytes: limits.maximumImageBytes,
+      at: Self.join(parent, key))
+    var mime = urlMIME
+    if let mimeKey, let declared = try optionalString(object, mimeKey, in: parent) {
+      mime = declared
+    }
+    return EncodedImage(data: data, mimeType: mime)
+  }
+}
