@@ -3,7 +3,7 @@ import LIVAProtocol
 // Speech: chunks, overlay frames, boundaries, interrupts.
 extension State {
   /// Whether an image is drawable, or the frame will be skipped without waiting for it.
-  func isReadyOrSkippable(_ frame: OverlayFrame) -> Bool {
+  func isReadyOrSkippable(_ frame: PlannedFrame) -> Bool {
     resolvedIndex(of: frame) == nil || frame.layers.allSatisfy { readyKeys.contains($0.key) }
   }
 
@@ -56,6 +56,7 @@ extension State {
     let passedEnd = min(target, frames.count)
     if passedEnd > current.consumed + 1 {
       metrics.lateFrames += passedEnd - (current.consumed + 1)
+      current.report.late += passedEnd - (current.consumed + 1)
       skippedSinceDraw = true
       current.consumed = passedEnd - 1
       playing = current
@@ -101,11 +102,13 @@ extension State {
     metrics.skippedOverlays += 1
     skippedSinceDraw = true
     playing?.consumed = index
+    playing?.report.skipped += 1
   }
 
   /// The playing chunk's last frame is on screen: go on with the next chunk, hold, or finish.
   private mutating func chunkBoundary(_ configuration: EngineConfiguration) {
-    guard let current = playing else { return }
+    // The last frame is drawn before the chunk is left, even when a catch-up would pass it.
+    guard let current = playing, !(needsDraw && shown?.chunk == current.chunk.id) else { return }
     let since = boundarySince ?? clock
     boundarySince = since
     let holdOver = clock - since + State.epsilon >= configuration.maxBoundaryHold
@@ -129,7 +132,7 @@ extension State {
 
   private mutating func finishChunk() {
     guard let current = playing else { return }
-    out.append(.chunkFinished(current.chunk.id))
+    out.append(.chunkFinished(current.report))
     metrics.chunksFinished += 1
     playing = nil
     boundarySince = nil

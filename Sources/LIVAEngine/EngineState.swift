@@ -12,7 +12,7 @@ struct State: Sendable {
 
   struct QueuedChunk: Sendable {
     let id: ChunkID
-    let frames: [OverlayFrame]
+    let frames: [PlannedFrame]
     var imagesComplete: Bool
     /// When the chunk first could have started (for the start timeout).
     var waitingSince: Double?
@@ -25,13 +25,19 @@ struct State: Sendable {
     /// The last overlay frame consumed (drawn or skipped); -1 before the first.
     var consumed = -1
     var audioStarted = false
+    var report: ChunkReport
+
+    init(chunk: QueuedChunk) {
+      self.chunk = chunk
+      self.report = ChunkReport(id: chunk.id, frames: chunk.frames.count)
+    }
   }
 
   /// An overlay frame that is in the picture (shown, maybe not drawn yet).
   struct ShownOverlay: Sendable {
     var chunk: ChunkID
     var index: Int
-    var frame: OverlayFrame
+    var frame: PlannedFrame
   }
 
   enum Target: Hashable, Sendable {
@@ -127,7 +133,12 @@ struct State: Sendable {
   mutating func show(_ animation: AnimationName, _ index: Int, overlay: ShownOverlay? = nil) {
     if needsDraw {
       skippedSinceDraw = true
-      if shown != nil { metrics.lateFrames += 1 } else { metrics.skippedBaseFrames += 1 }
+      if shown != nil {
+        metrics.lateFrames += 1
+        playing?.report.late += 1
+      } else {
+        metrics.skippedBaseFrames += 1
+      }
     }
     cursor = Cursor(animation: animation, index: index)
     shown = overlay
@@ -176,6 +187,7 @@ struct State: Sendable {
     metrics.framesDrawn += 1
     if let shown {
       metrics.overlayFramesDrawn += 1
+      if playing?.chunk.id == shown.chunk { playing?.report.drawn += 1 }
       if resolvedIndex(of: shown.frame) != cursor.index || shown.frame.animation != cursor.animation {
         metrics.desyncs += 1
       }
@@ -204,7 +216,7 @@ struct State: Sendable {
 
   /// The base frame index an overlay frame is drawn on: as is when in range, wrapped when
   /// beyond the animation's frame count; nil when negative or the animation is missing.
-  func resolvedIndex(of frame: OverlayFrame) -> Int? {
+  func resolvedIndex(of frame: PlannedFrame) -> Int? {
     guard frame.baseFrame >= 0, let count = graph.frameCount(of: frame.animation) else { return nil }
     return frame.baseFrame < count ? frame.baseFrame : frame.baseFrame % count
   }

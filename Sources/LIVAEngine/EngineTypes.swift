@@ -43,7 +43,7 @@ public struct OverlayLayer: Hashable, Sendable {
 }
 
 /// One frame slot of a chunk: the base frame it must be drawn on, and its overlays.
-public struct OverlayFrame: Hashable, Sendable {
+public struct PlannedFrame: Hashable, Sendable {
   /// The base animation this frame belongs to (per frame: it may change inside a chunk).
   public var animation: AnimationName
   /// `matched_sprite_frame_number`: the base frame index the overlay is drawn on. Used as is
@@ -72,10 +72,10 @@ public struct ChunkPlan: Hashable, Sendable {
   /// `chunk_index`: 0 opens a new message (and interrupts whatever is playing).
   public var index: Int
   /// The frames, in order.
-  public var frames: [OverlayFrame]
+  public var frames: [PlannedFrame]
 
   /// Creates a plan.
-  public init(index: Int, frames: [OverlayFrame]) {
+  public init(index: Int, frames: [PlannedFrame]) {
     self.index = index
     self.frames = frames
   }
@@ -113,6 +113,19 @@ public struct DrawnFrame: Hashable, Sendable {
   public var overlayIndex: Int?
   /// The engine mode that produced the frame.
   public var mode: EngineMode
+
+  /// Creates a frame description.
+  public init(
+    animation: AnimationName, index: Int, overlays: [OverlayLayer] = [], chunk: ChunkID? = nil,
+    overlayIndex: Int? = nil, mode: EngineMode
+  ) {
+    self.animation = animation
+    self.index = index
+    self.overlays = overlays
+    self.chunk = chunk
+    self.overlayIndex = overlayIndex
+    self.mode = mode
+  }
 }
 
 /// Why a tick does not draw a new frame; the previous frame stays on screen.
@@ -214,12 +227,32 @@ public enum EngineAction: Hashable, Sendable {
   case speakingStarted(MessageID)
   /// The message is over: played to its end, or interrupted.
   case speakingEnded(MessageID, interrupted: Bool)
-  /// The chunk's last frame was shown (or the chunk was left).
-  case chunkFinished(ChunkID)
+  /// The chunk was left after its last frame, with its accounting.
+  case chunkFinished(ChunkReport)
   /// The engine changed mode.
   case modeChanged(EngineMode)
   /// Something in the input was wrong or degraded playback; playback goes on.
   case warning(EngineWarning)
+}
+
+/// How a finished chunk's overlay frames fared: `drawn + skipped + late == frames`.
+public struct ChunkReport: Hashable, Sendable {
+  /// The chunk.
+  public var id: ChunkID
+  /// Overlay frames in the chunk's plan.
+  public var frames: Int
+  /// Frames drawn (each exactly once).
+  public var drawn = 0
+  /// Frames skipped: not ready after the hold cap, invalid, or on a missing animation.
+  public var skipped = 0
+  /// Frames not drawn because their time had passed.
+  public var late = 0
+
+  /// Creates an empty report for a chunk of `frames` frames.
+  public init(id: ChunkID, frames: Int) {
+    self.id = id
+    self.frames = frames
+  }
 }
 
 /// A problem the engine noticed and worked around. Never fatal.
