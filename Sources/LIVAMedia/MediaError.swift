@@ -34,6 +34,8 @@ public struct LIVAMediaError: Error, Hashable, Sendable, CustomStringConvertible
     public static let ioFailure = Code("ioFailure")
     /// A value was refused because a configured bound would be exceeded.
     public static let limitExceeded = Code("limitExceeded")
+    /// The work was dropped because the message it belonged to was interrupted.
+    public static let cancelled = Code("cancelled")
 
     /// The identifier.
     public var description: String { rawValue }

@@ -1,0 +1,295 @@
+import Dispatch
+import Foundation
+
+/// One encoded overlay image from a `receive_frame_images_batch` (or a per-image event).
+public struct EncodedOverlay: Sendable {
+  /// The overlay id (content key) the decoded image is stored under.
+  public var key: String
+  /// The encoded bytes (WebP, PNG or JPEG).
+  public var data: Data
+
+  /// Creates an encoded overlay.
+  public init(key: String, data: Data) {
+    self.key = key
+    self.data = data
+  }
+}
+
+/// What the ``IngestPipeline`` reports, as it happens.
+public enum IngestEvent: Hashable, Sendable {
+  /// `key` is decoded and readable from the store.
+  case imageReady(key: String, chunk: Int, message: Int)
+  /// `key` could not be decoded (or stored); it will never become ready from this request.
+  case imageFailed(key: String, chunk: Int, message: Int, error: LIVAMediaError)
+  /// `key` was dropped unread because the decode queue was full (backpressure).
+  case imageShed(key: String, chunk: Int, message: Int)
+  /// Every image of the chunk was sent *and* every batch of it that arrived is decoded
+  /// (or failed, or was shed): the protocol's `chunk_images_ready`, deferred until true.
+  case chunkReady(chunk: Int, message: Int, totalImagesSent: Int)
+}
+
+/// Decodes batches of overlay images off the render thread into an ``OverlayImageStore``.
+///
+/// - **Bounded parallelism:** at most ``Configuration/maximumConcurrentDecodes`` decodes run
+///   at once (default: one less than the number of cores, at least one), so the render
+///   thread keeps a core on a two-core device.
+/// - **First frame first:** the first image of every batch goes to a priority lane ahead of
+///   all other queued images, so playback can start as soon as possible.
+/// - **Readiness as it happens:** an ``IngestEvent/imageReady(key:chunk:message:)`` per image,
+///   sent from a worker thread right after the image is stored.
+/// - **Deferred chunk readiness:** ``chunkImagesSent(chunk:message:total:)`` turns into
+///   ``IngestEvent/chunkReady(chunk:message:totalImagesSent:)`` only once all queued images
+///   of that chunk are done.
+/// - **Backpressure:** at most ``Configuration/maximumQueuedImages`` images and
+///   ``Configuration/maximumQueuedBytes`` encoded bytes wait; beyond that, *incoming* images
+///   are shed (the oldest queued work is kept, as it is needed soonest), each reported with
+///   ``IngestEvent/imageShed(key:chunk:message:)`` and counted in ``Statistics/shed``.
+///
+/// Events are delivered on worker threads (or the submitting thread) with no lock held; the
+/// handler must be quick and thread-safe (e.g. hop to the engine's queue).
+public final class IngestPipeline: Sendable {
+  /// Limits of the pipeline.
+  public struct Configuration: Sendable {
+    /// The most decodes running at once.
+    public var maximumConcurrentDecodes: Int
+    /// The most images waiting to be decoded.
+    public var maximumQueuedImages: Int
+    /// The most encoded bytes waiting to be decoded.
+    public var maximumQueuedBytes: Int
+    /// Limits applied to every decode.
+    public var limits: DecodeLimits
+
+    /// Creates a configuration; the defaults suit a phone: `cores - 1` decoders, 300 queued
+    /// images (five chunks of 60), 32 MiB of queued bytes.
+    public init(
+      maximumConcurrentDecodes: Int = max(1, ProcessInfo.processInfo.activeProcessorCount - 1),
+      maximumQueuedImages: Int = 300, maximumQueuedBytes: Int = 32 << 20,
+      limits: DecodeLimits = DecodeLimits()
+    ) {
+      self.maximumConcurrentDecodes = max(1, maximumConcurrentDecodes)
+      self.maximumQueuedImages = max(1, maximumQueuedImages)
+      self.maximumQueuedBytes = max(1, maximumQueuedBytes)
+      self.limits = limits
+    }
+  }
+
+  /// Counters since creation (``Statistics/queued`` and ``Statistics/decoding`` are current).
+  public struct Statistics: Hashable, Sendable {
+    /// Images waiting for a decoder now.
+    public var queued = 0
+    /// Images handed to the store and not yet done (decoding, or waiting for an identical
+    /// decode already running).
+    public var decoding = 0
+    /// Images that became ready.
+    public var ready = 0
+    /// Images that failed.
+    public var failed = 0
+    /// Images shed by backpressure.
+    public var shed = 0
+    /// Queued images dropped because their message was cancelled.
+    public var cancelled = 0
+  }
+
+  private struct ChunkID: Hashable {
+    var message: Int
+    var chunk: Int
+  }
+
+  private struct Job {
+    var id: Int
+    var overlay: EncodedOverlay
+    var chunk: ChunkID
+  }
+
+  private struct State {
+    var priority: [Job] = []
+    var normal: [Job] = []
+    var normalHead = 0
+    var queuedBytes = 0
+    var workers = 0
+    var nextJobID = 0
+    /// Jobs handed to the store and not completed; cancelling removes them.
+    var active: [Int: ChunkID] = [:]
+    /// Images of a chunk not yet done (queued or decoding).
+    var pending: [ChunkID: Int] = [:]
+    /// `chunk_images_ready` received while images were pending: the total it announced.
+    var deferred: [ChunkID: Int] = [:]
+    var statistics = Statistics()
+
+    var queuedCount: Int { priority.count + normal.count - normalHead }
+
+    mutating func popJob() -> Job? {
+      if !priority.isEmpty { return priority.removeFirst() }
+      guard normalHead < normal.count else { return nil }
+      let job = normal[normalHead]
+      normalHead += 1
+      if normalHead > 64 && normalHead * 2 > normal.count {
+        normal.removeFirst(normalHead)
+        normalHead = 0
+      }
+      return job
+    }
+
+    /// Marks one image of `chunk` done; returns the chunk-ready event it completes, if any.
+    mutating func finish(_ chunk: ChunkID) -> IngestEvent? {
+      guard let count = pending[chunk] else { return nil }
+      if count > 1 {
+        pending[chunk] = count - 1
+        return nil
+      }
+      pending[chunk] = nil
+      guard let total = deferred.removeValue(forKey: chunk) else { return nil }
+      return .chunkReady(chunk: chunk.chunk, message: chunk.message, totalImagesSent: total)
+    }
+  }
+
+  private let store: OverlayImageStore
+  private let codec: any ImageCodec
+  private let configuration: Configuration
+  private let queue: DispatchQueue
+  private let onEvent: @Sendable (IngestEvent) -> Void
+  private let state = Locked(State())
+
+  /// Creates a pipeline that decodes with `codec` into `store` and reports to `onEvent`.
+  public init(
+    store: OverlayImageStore, codec: any ImageCodec = SystemImageCodec(),
+    configuration: Configuration = Configuration(),
+    onEvent: @escaping @Sendable (IngestEvent) -> Void
+  ) {
+    self.store = store
+    self.codec = codec
+    self.configuration = configuration
+    self.queue = DispatchQueue(
+      label: "liva.media.ingest", qos: .userInitiated, attributes: .concurrent)
+    self.onEvent = onEvent
+  }
+
+  /// Current statistics.
+  public var statistics: Statistics { state.withLock { $0.statistics } }
+
+  /// Queues a batch of `chunk` of `message` for decoding; returns at once. Images the store
+  /// already holds are reported ready immediately; the batch's first image jumps the queue.
+  public func submit(_ batch: [EncodedOverlay], chunk: Int, message: Int) {
+    let id = ChunkID(message: message, chunk: chunk)
+    var events: [IngestEvent] = []
+    var toQueue: [EncodedOverlay] = []
+    for overlay in batch {
+      if store.retain(overlay.key, message: message) {
+        events.append(.imageReady(key: overlay.key, chunk: chunk, message: message))
+      } else {
+        toQueue.append(overlay)
+      }
+    }
+    let workersToStart: Int = state.withLock { state in
+      state.statistics.ready += events.count
+      for (index, overlay) in toQueue.enumerated() {
+        guard state.queuedCount < configuration.maximumQueuedImages,
+          state.queuedBytes + overlay.data.count <= configuration.maximumQueuedBytes
+        else {
+          state.statistics.shed += 1
+          events.append(.imageShed(key: overlay.key, chunk: chunk, message: message))
+          continue
+        }
+        let job = Job(id: state.nextJobID, overlay: overlay, chunk: id)
+        state.nextJobID += 1
+        if index == 0 {
+          state.priority.append(job)
+        } else {
+          state.normal.append(job)
+        }
+        state.queuedBytes += overlay.data.count
+        state.pending[id, default: 0] += 1
+      }
+      state.statistics.queued = state.queuedCount
+      let wanted = min(state.queuedCount, configuration.maximumConcurrentDecodes - state.workers)
+      state.workers += max(0, wanted)
+      return max(0, wanted)
+    }
+    for event in events { onEvent(event) }
+    for _ in 0..<workersToStart { queue.async { self.drain() } }
+  }
+
+  /// The protocol's `chunk_images_ready`: every image of `chunk` was sent. Reported as
+  /// ``IngestEvent/chunkReady(chunk:message:totalImagesSent:)`` now if nothing of the chunk is
+  /// pending, or as soon as the last pending image is done.
+  public func chunkImagesSent(chunk: Int, message: Int, total: Int) {
+    let id = ChunkID(message: message, chunk: chunk)
+    let readyNow: Bool = state.withLock { state in
+      guard state.pending[id] != nil else { return true }
+      state.deferred[id] = total
+      return false
+    }
+    if readyNow { onEvent(.chunkReady(chunk: chunk, message: message, totalImagesSent: total)) }
+  }
+
+  /// Drops everything of an interrupted `message`: queued images, deferred chunk readiness,
+  /// pending events of running decodes, and the store's images only it used.
+  public func cancel(message: Int) {
+    state.withLock { state in
+      func keep(_ job: Job) -> Bool {
+        guard job.chunk.message == message else { return true }
+        state.queuedBytes -= job.overlay.data.count
+        state.statistics.cancelled += 1
+        return false
+      }
+      state.priority = state.priority.filter(keep)
+      state.normal = Array(state.normal[state.normalHead...]).filter(keep)
+      state.normalHead = 0
+      state.active = state.active.filter { $0.value.message != message }
+      state.statistics.decoding = state.active.count
+      state.pending = state.pending.filter { $0.key.message != message }
+      state.deferred = state.deferred.filter { $0.key.message != message }
+      state.statistics.queued = state.queuedCount
+    }
+    store.evict(message: message)
+  }
+
+  /// A worker: decodes queued jobs until the queue is empty.
+  private func drain() {
+    while let job = nextJob() {
+      store.decode(
+        job.overlay.data, for: job.overlay.key, message: job.chunk.message, codec: codec,
+        limits: configuration.limits
+      ) { result in
+        self.complete(job, result)
+      }
+    }
+  }
+
+  private func nextJob() -> Job? {
+    state.withLock { state in
+      guard let job = state.popJob() else {
+        state.workers -= 1
+        return nil
+      }
+      state.queuedBytes -= job.overlay.data.count
+      state.active[job.id] = job.chunk
+      state.statistics.queued = state.queuedCount
+      state.statistics.decoding = state.active.count
+      return job
+    }
+  }
+
+  private func complete(_ job: Job, _ result: Result<RGBAImage, LIVAMediaError>) {
+    let events: [IngestEvent] = state.withLock { state in
+      // A cancelled message's jobs are no longer active: report nothing for them.
+      guard state.active.removeValue(forKey: job.id) != nil else { return [] }
+      state.statistics.decoding = state.active.count
+      let key = job.overlay.key
+      var events: [IngestEvent]
+      switch result {
+      case .success:
+        state.statistics.ready += 1
+        events = [.imageReady(key: key, chunk: job.chunk.chunk, message: job.chunk.message)]
+      case .failure(let error):
+        state.statistics.failed += 1
+        events = [
+          .imageFailed(key: key, chunk: job.chunk.chunk, message: job.chunk.message, error: error)
+        ]
+      }
+      if let chunkReady = state.finish(job.chunk) { events.append(chunkReady) }
+      return events
+    }
+    for event in events { onEvent(event) }
+  }
+}

@@ -1,0 +1,188 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import LIVAMedia
+
+@Suite("IngestPipeline")
+struct IngestPipelineTests {
+  static func batch(_ labels: [String]) -> [EncodedOverlay] {
+    labels.map { EncodedOverlay(key: $0, data: Data($0.utf8)) }
+  }
+
+  static func readyKeys(_ events: [IngestEvent]) -> [String] {
+    events.compactMap {
+      if case .imageReady(let key, _, _) = $0 { return key }
+      return nil
+    }
+  }
+
+  @Test("a 60-frame batch decodes while a render loop reads the store")
+  func sixtyFrames() throws {
+    let codec = SystemImageCodec()
+    let sprite = try codec.encode(TestSupport.pattern(width: 100, height: 80), as: .webp)
+    let store = OverlayImageStore()
+    let log = EventLog<IngestEvent>()
+    let pipeline = IngestPipeline(store: store, codec: codec) { log.append($0) }
+    let keys = (0..<60).map { "talking_1_s_talking_1_e/\($0)/J1_X2_M\($0 % 9).webp" }
+    pipeline.submit(
+      keys.map { EncodedOverlay(key: $0, data: sprite) }, chunk: 0, message: 1)
+    pipeline.chunkImagesSent(chunk: 0, message: 1, total: 60)
+    // The render loop: reads every key in turn until all are ready; every read is either a
+    // miss or a complete image, never a partial one.
+    var reads = 0
+    var readyKeys = Set<String>()
+    while readyKeys.count < 60 && reads < 50_000_000 {
+      let key = keys[reads % 60]
+      if let image = store.image(for: key) {
+        #expect(image.width == 100 && image.height == 80 && image.byteCount == 32_000)
+        readyKeys.insert(key)
+      }
+      reads += 1
+    }
+    #expect(readyKeys.count == 60)
+    #expect(log.wait { $0.contains { if case .chunkReady = $0 { true } else { false } } })
+    let events = log.all
+    #expect(Set(Self.readyKeys(events)) == Set(keys))
+    // chunkReady comes after the last image of the chunk.
+    #expect(events.last == .chunkReady(chunk: 0, message: 1, totalImagesSent: 60))
+  }
+
+  @Test("render-side reads return while a decode is held inside the codec")
+  func readsNeverWaitForDecodes() {
+    let gate = Gate()
+    let store = OverlayImageStore()
+    store.insert(RGBAImage(width: 4, height: 4), for: "already", message: nil)
+    let pipeline = IngestPipeline(
+      store: store, codec: FakeCodec(gate: gate),
+      configuration: .init(maximumConcurrentDecodes: 2)
+    ) { _ in }
+    pipeline.submit(Self.batch(["held-1", "held-2"]), chunk: 0, message: 1)
+    // Both workers are now inside the codec and cannot leave until the gate opens.
+    #expect(gate.waitEntered(2))
+    let reads = DispatchSemaphore(value: 0)
+    let results = Locked<[Bool]>([])
+    Thread.detachNewThread {
+      // The "render thread": if any of these waited for a decode, it would never finish.
+      let found = store.image(for: "already") != nil
+      let missing = store.image(for: "held-1") == nil && !store.isReady("held-2")
+      _ = store.statistics
+      results.withLock { $0 = [found, missing] }
+      reads.signal()
+    }
+    let finished = reads.wait(timeout: .now() + 10) == .success
+    gate.open()
+    #expect(finished, "a render-side read waited for a decode")
+    #expect(results.withLock { $0 } == [true, true])
+  }
+
+  @Test("the first image of every batch is decoded before the rest of the queue")
+  func firstFrameFirst() {
+    let gate = Gate()
+    let codec = FakeCodec(gate: gate)
+    let log = EventLog<IngestEvent>()
+    let pipeline = IngestPipeline(
+      store: OverlayImageStore(), codec: codec,
+      configuration: .init(maximumConcurrentDecodes: 1)
+    ) { log.append($0) }
+    pipeline.submit(Self.batch(["a0", "a1", "a2"]), chunk: 0, message: 1)
+    #expect(gate.waitEntered(1))  // a0 is being decoded
+    pipeline.submit(Self.batch(["b0", "b1", "b2"]), chunk: 1, message: 1)
+    gate.open()
+    #expect(log.wait { Self.readyKeys($0).count == 6 })
+    #expect(codec.decoded == ["a0", "b0", "a1", "a2", "b1", "b2"])
+  }
+
+  @Test("chunk readiness is deferred until the chunk's batches are decoded")
+  func deferredChunkReady() {
+    let gate = Gate()
+    let log = EventLog<IngestEvent>()
+    let pipeline = IngestPipeline(
+      store: OverlayImageStore(), codec: FakeCodec(gate: gate),
+      configuration: .init(maximumConcurrentDecodes: 1)
+    ) { log.append($0) }
+    // A chunk with nothing pending is ready at once.
+    pipeline.chunkImagesSent(chunk: 5, message: 1, total: 0)
+    #expect(log.all == [.chunkReady(chunk: 5, message: 1, totalImagesSent: 0)])
+    pipeline.submit(Self.batch(["x0", "x1"]), chunk: 0, message: 1)
+    pipeline.submit(Self.batch(["x2", "bad-x3"]), chunk: 0, message: 1)
+    #expect(gate.waitEntered(1))
+    pipeline.chunkImagesSent(chunk: 0, message: 1, total: 4)
+    #expect(log.all.count == 1)  // deferred: three images still queued, one decoding
+    gate.allow(3)
+    #expect(log.wait { Self.readyKeys($0).count == 3 })
+    #expect(!log.all.contains(.chunkReady(chunk: 0, message: 1, totalImagesSent: 4)))
+    gate.open()
+    #expect(log.wait { $0.contains(.chunkReady(chunk: 0, message: 1, totalImagesSent: 4)) })
+    // The failed image counted as done, and was reported before the chunk.
+    let events = log.all
+    let failed = events.firstIndex {
+      if case .imageFailed(key: "bad-x3", _, _, _) = $0 { true } else { false }
+    }
+    let ready = events.firstIndex(of: .chunkReady(chunk: 0, message: 1, totalImagesSent: 4))
+    #expect(failed != nil && ready != nil && failed! < ready!)
+  }
+
+  @Test("a flood of batches is shed beyond the queue bound, and counted")
+  func backpressure() {
+    let gate = Gate()
+    let log = EventLog<IngestEvent>()
+    let pipeline = IngestPipeline(
+      store: OverlayImageStore(), codec: FakeCodec(gate: gate),
+      configuration: .init(maximumConcurrentDecodes: 1, maximumQueuedImages: 5)
+    ) { log.append($0) }
+    pipeline.submit(Self.batch(["first"]), chunk: 0, message: 1)
+    #expect(gate.waitEntered(1))  // the queue is empty again, one decode held
+    pipeline.submit(Self.batch((0..<20).map { "f\($0)" }), chunk: 1, message: 1)
+    #expect(pipeline.statistics.queued == 5)
+    #expect(pipeline.statistics.shed == 15)
+    let shed = log.all.filter { if case .imageShed = $0 { true } else { false } }
+    #expect(shed.count == 15)
+    pipeline.chunkImagesSent(chunk: 1, message: 1, total: 20)
+    gate.open()
+    #expect(log.wait { $0.contains(.chunkReady(chunk: 1, message: 1, totalImagesSent: 20)) })
+    #expect(Self.readyKeys(log.all).count == 6)
+    // The queued-bytes bound sheds too.
+    let small = IngestPipeline(
+      store: OverlayImageStore(), codec: FakeCodec(gate: Gate()),
+      configuration: .init(maximumConcurrentDecodes: 1, maximumQueuedBytes: 10)
+    ) { _ in }
+    small.submit(Self.batch(["0123456789", "more"]), chunk: 0, message: 1)
+    #expect(small.statistics.shed == 1)
+  }
+
+  @Test("cancelling a message drops its queued work, its events and its images")
+  func cancelMessage() {
+    let gate = Gate()
+    let log = EventLog<IngestEvent>()
+    let store = OverlayImageStore()
+    let pipeline = IngestPipeline(
+      store: store, codec: FakeCodec(gate: gate),
+      configuration: .init(maximumConcurrentDecodes: 1)
+    ) { log.append($0) }
+    pipeline.submit(Self.batch(["m1-0", "m1-1", "m1-2"]), chunk: 0, message: 1)
+    #expect(gate.waitEntered(1))
+    pipeline.chunkImagesSent(chunk: 0, message: 1, total: 3)
+    pipeline.cancel(message: 1)
+    #expect(pipeline.statistics.cancelled == 2)
+    pipeline.submit(Self.batch(["m2-0"]), chunk: 0, message: 2)
+    gate.open()
+    #expect(log.wait { Self.readyKeys($0) == ["m2-0"] })
+    #expect(!log.all.contains { if case .chunkReady(_, 1, _) = $0 { true } else { false } })
+    #expect(!store.isReady("m1-0") && store.isReady("m2-0"))
+  }
+
+  @Test("images already in the store are ready at once and not decoded again")
+  func alreadyStored() {
+    let store = OverlayImageStore()
+    store.insert(RGBAImage(width: 2, height: 2), for: "cached", message: 1)
+    let codec = FakeCodec()
+    let log = EventLog<IngestEvent>()
+    let pipeline = IngestPipeline(store: store, codec: codec) { log.append($0) }
+    pipeline.submit(Self.batch(["cached"]), chunk: 0, message: 2)
+    #expect(log.all == [.imageReady(key: "cached", chunk: 0, message: 2)])
+    #expect(codec.decoded.isEmpty)
+    store.evict(message: 1)
+    #expect(store.isReady("cached"))  // message 2 uses it now
+  }
+}

@@ -1,0 +1,166 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import LIVAMedia
+
+@Suite("OverlayImageStore")
+struct OverlayImageStoreTests {
+  /// A 10×10 image: 400 bytes.
+  static func image(_ tag: UInt8 = 0) -> RGBAImage {
+    RGBAImage(width: 10, height: 10, fill: RGBA(tag, tag, tag, 255))
+  }
+
+  @Test("least recently used images are evicted first; reads refresh recency")
+  func lruOrder() {
+    let store = OverlayImageStore(byteLimit: 1200)
+    store.insert(Self.image(1), for: "a", message: 1)
+    store.insert(Self.image(2), for: "b", message: 1)
+    store.insert(Self.image(3), for: "c", message: 1)
+    #expect(store.image(for: "a") != nil)  // a is now the most recent
+    store.insert(Self.image(4), for: "d", message: 1)
+    #expect(store.isReady("a") && !store.isReady("b") && store.isReady("c") && store.isReady("d"))
+    store.insert(Self.image(5), for: "e", message: 1)
+    #expect(!store.isReady("c"))
+    let stats = store.statistics
+    #expect(stats.evictions == 2 && stats.bytes == 1200 && stats.count == 3)
+  }
+
+  @Test("byte accounting follows inserts, replacements and refusals")
+  func byteAccounting() {
+    let store = OverlayImageStore(byteLimit: 2000)
+    store.insert(Self.image(), for: "a", message: nil)
+    #expect(store.statistics.bytes == 400)
+    store.insert(RGBAImage(width: 20, height: 10), for: "a", message: nil)
+    #expect(store.statistics.bytes == 800 && store.statistics.count == 1)
+    #expect(!store.insert(RGBAImage(width: 30, height: 20), for: "big", message: nil))
+    #expect(store.statistics.rejected == 1 && !store.isReady("big"))
+    #expect(store.statistics.bytes == 800)
+  }
+
+  @Test("hits and misses are counted; isReady counts nothing")
+  func hitsAndMisses() {
+    let store = OverlayImageStore()
+    store.insert(Self.image(), for: "a", message: 1)
+    _ = store.image(for: "a")
+    _ = store.image(for: "a")
+    _ = store.image(for: "zzz")
+    _ = store.isReady("a")
+    #expect(store.statistics.hits == 2 && store.statistics.misses == 1)
+  }
+
+  @Test("evicting a message removes only images no other message uses")
+  func evictMessage() {
+    let store = OverlayImageStore()
+    store.insert(Self.image(), for: "only1", message: 1)
+    store.insert(Self.image(), for: "shared", message: 1)
+    #expect(store.retain("shared", message: 2))
+    store.insert(Self.image(), for: "unowned", message: nil)
+    store.insert(Self.image(), for: "only2", message: 2)
+    store.evict(message: 1)
+    #expect(!store.isReady("only1"))
+    #expect(store.isReady("shared") && store.isReady("unowned") && store.isReady("only2"))
+    store.evict(message: 2)
+    #expect(!store.isReady("shared") && !store.isReady("only2") && store.isReady("unowned"))
+    #expect(store.statistics.bytes == 400 && store.statistics.removals == 3)
+  }
+
+  @Test("purge empties the store")
+  func purge() {
+    let store = OverlayImageStore()
+    for i in 0..<5 { store.insert(Self.image(), for: "k\(i)", message: 1) }
+    store.purge()
+    #expect(store.statistics.bytes == 0 && store.statistics.count == 0)
+    #expect(!store.isReady("k0") && store.image(for: "k4") == nil)
+    store.insert(Self.image(), for: "k0", message: 1)
+    #expect(store.statistics.count == 1)
+  }
+
+  @Test("concurrent requests to decode one key run the codec once")
+  func decodeOnce() {
+    let gate = Gate()
+    let codec = FakeCodec(gate: gate)
+    let store = OverlayImageStore()
+    let results = EventLog<Result<RGBAImage, LIVAMediaError>>()
+    let group = DispatchGroup()
+    // The first request enters the codec and is held there.
+    DispatchQueue.global().async(group: group) {
+      store.decode(Data("k".utf8), for: "k", message: 1, codec: codec) { results.append($0) }
+    }
+    #expect(gate.waitEntered(1))
+    // Seven more requests while it is held: each returns at once, without decoding.
+    DispatchQueue.concurrentPerform(iterations: 7) { _ in
+      store.decode(Data("k".utf8), for: "k", message: 2, codec: codec) { results.append($0) }
+    }
+    #expect(results.all.isEmpty)
+    gate.open()
+    #expect(results.wait { $0.count == 8 })
+    #expect(group.wait(timeout: .now() + 10) == .success)
+    #expect(codec.decoded == ["k"])
+    #expect(results.all.allSatisfy { (try? $0.get())?.width == 2 })
+    #expect(store.statistics.decodes == 1 && store.statistics.deduplicated == 7)
+    // Both messages own it now.
+    store.evict(message: 1)
+    #expect(store.isReady("k"))
+  }
+
+  @Test("a decode whose every message was evicted meanwhile is not stored")
+  func evictedWhileDecoding() {
+    let gate = Gate()
+    let store = OverlayImageStore()
+    let results = EventLog<Result<RGBAImage, LIVAMediaError>>()
+    DispatchQueue.global().async {
+      store.decode(Data("k".utf8), for: "k", message: 1, codec: FakeCodec(gate: gate)) {
+        results.append($0)
+      }
+    }
+    #expect(gate.waitEntered(1))
+    store.evict(message: 1)
+    gate.open()
+    #expect(results.wait { $0.count == 1 })
+    if case .failure(let error) = results.all.first {
+      #expect(error.code == .cancelled)
+    } else {
+      Issue.record("expected a cancelled result")
+    }
+    #expect(!store.isReady("k"))
+  }
+
+  @Test("decode failures are reported and counted")
+  func decodeFailure() {
+    let store = OverlayImageStore()
+    let results = EventLog<Result<RGBAImage, LIVAMediaError>>()
+    store.decode(Data("bad".utf8), for: "x", message: 1, codec: FakeCodec()) {
+      results.append($0)
+    }
+    #expect(results.all.count == 1)
+    #expect(store.statistics.decodeFailures == 1 && !store.isReady("x"))
+  }
+
+  @Test("concurrent readers and writers keep the accounting consistent")
+  func concurrentReadersAndWriters() {
+    let store = OverlayImageStore(byteLimit: 400 * 20)
+    let codec = FakeCodec()
+    DispatchQueue.concurrentPerform(iterations: 8) { worker in
+      var generator = SplitMix64(seed: UInt64(worker + 1))
+      for step in 0..<2000 {
+        let key = "k\(generator.next() % 40)"
+        switch (worker + step) % 5 {
+        case 0: store.insert(Self.image(), for: key, message: worker % 3)
+        case 1:
+          store.decode(Data(key.utf8), for: key, message: worker % 3, codec: codec) { _ in }
+        case 2: _ = store.isReady(key)
+        case 3: if step % 97 == 0 { store.evict(message: worker % 3) }
+        default: _ = store.image(for: key)
+        }
+      }
+    }
+    let stats = store.statistics
+    #expect(stats.bytes <= store.byteLimit)
+    let held = (0..<40).filter { store.isReady("k\($0)") }
+    #expect(held.count == stats.count)
+    // 400-byte inserts and 16-byte fake decodes mix; bytes must match what is held.
+    let bytes = held.compactMap { store.image(for: "k\($0)")?.byteCount }.reduce(0, +)
+    #expect(bytes == stats.bytes)
+  }
+}
