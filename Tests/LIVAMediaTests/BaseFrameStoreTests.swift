@@ -1,0 +1,190 @@
+import Foundation
+import LIVAProtocol
+import Testing
+
+@testable import LIVAMedia
+
+@Suite("BaseFrameStore")
+struct BaseFrameStoreTests {
+  let codec = SystemImageCodec()
+  let talking = try! AnimationName(parsing: "talking_1_s_talking_1_e")
+  let toTalking = try! AnimationName(parsing: "idle_1_e_talking_1_s")
+  let hi = try! AnimationName(parsing: "hi_1_s_hi_1_e")
+
+  func frames(_ count: Int, seed: Int = 0) -> [RGBAImage] {
+    (0..<count).map { TestSupport.pattern(width: 32, height: 20, seed: seed + $0, opaque: true) }
+  }
+
+  /// Downloads `images` as `animation` at `version`, as the socket events would.
+  func download(
+    _ store: BaseFrameStore, _ animation: AnimationName, _ images: [RGBAImage],
+    version: String = "1", format: ImageFormat = .png
+  ) throws {
+    try store.beginDownload(animation, frames: images.count)
+    for (index, image) in images.enumerated() {
+      try store.storeFrame(try codec.encode(image, as: format), index: index, of: animation)
+    }
+    try store.finishDownload(animation, version: version)
+  }
+
+  @Test("frames round-trip through the disk layout and survive a reopen")
+  func roundTrip() throws {
+    let root = try TestSupport.temporaryDirectory()
+    let images = frames(3)
+    let store = try BaseFrameStore(root: root)
+    try download(store, .idleForward, images, format: .webp)
+    let folder = root.appendingPathComponent("idle_1_s_idle_1_e")
+    let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+    #expect(files == ["frame_0000.png", "frame_0001.png", "frame_0002.png", "manifest.json"])
+    #expect(store.isAvailable(.idleForward))
+    for index in 0..<3 { #expect(try store.frame(index, of: .idleForward) == images[index]) }
+    let reopened = try BaseFrameStore(root: root)
+    #expect(reopened.idleFirstFrame() == images[0])
+    #expect(reopened.cachedEntry(.idleForward) == .init(frames: 3, version: "1"))
+  }
+
+  @Test(
+    "hostile animation names are rejected and never reach the disk",
+    arguments: [
+      "../escape", "idle_1_s_idle_1_e/../../etc", "/etc/passwd", "idle_1_s_idle_1_e/x", "..",
+      "IDLE_1_S_IDLE_1_E", "idle_1_s_idle_1_e\0", "", "idle_1_s_idle_1_e%2f..",
+    ])
+  func hostileNames(name: String) throws {
+    let root = try TestSupport.temporaryDirectory()
+    let store = try BaseFrameStore(root: root)
+    #expect {
+      try BaseFrameStore.animationName(name)
+    } throws: { ($0 as? LIVAMediaError)?.code == .invalidName }
+    let plan = store.plan(for: [name: .init(frames: 3, version: "1")])
+    #expect(plan.animations.isEmpty && plan.rejectedNames == [name])
+    #expect(try FileManager.default.contentsOfDirectory(atPath: root.path).isEmpty)
+    // Nothing appeared next to the root either.
+    let siblings = try FileManager.default.contentsOfDirectory(
+      atPath: root.deletingLastPathComponent().path)
+    #expect(!siblings.contains("escape") && !siblings.contains("etc"))
+  }
+
+  @Test("an interrupted download or write never yields a half animation or half frame")
+  func interruptedWrites() throws {
+    let root = try TestSupport.temporaryDirectory()
+    let images = frames(2)
+    do {
+      let store = try BaseFrameStore(root: root)
+      try download(store, .idleForward, images)
+      // A crash in the middle of writing a frame leaves only a temporary file.
+      let folder = root.appendingPathComponent("idle_1_s_idle_1_e")
+      let partial = try codec.encode(images[1], as: .png).prefix(40)
+      try partial.write(to: folder.appendingPathComponent(".frame_0001.png.crash.tmp"))
+      // A crash before a download finished leaves frames but no manifest.
+      try store.beginDownload(talking, frames: 2)
+      try store.storeFrame(try codec.encode(images[0], as: .png), index: 0, of: talking)
+      #expect(!store.isAvailable(talking))
+      #expect(throws: LIVAMediaError.self) { try store.frame(0, of: talking) }
+      #expect(throws: LIVAMediaError.self) { try store.finishDownload(talking, version: "1") }
+    }
+    let reopened = try BaseFrameStore(root: root)
+    #expect(try reopened.frame(1, of: .idleForward) == images[1])
+    #expect(!reopened.isAvailable(talking))
+    #expect(
+      !FileManager.default.fileExists(atPath: root.appendingPathComponent(talking.rawValue).path))
+    let idleFiles = try FileManager.default.contentsOfDirectory(
+      atPath: root.appendingPathComponent("idle_1_s_idle_1_e").path)
+    #expect(!idleFiles.contains { $0.hasPrefix(".") })
+    #expect(
+      reopened.plan(for: [talking.rawValue: .init(frames: 2, version: "1")]).animations == [talking]
+    )
+  }
+
+  @Test("writes are atomic: the final name only ever holds complete files")
+  func atomicWrite() throws {
+    let root = try TestSupport.temporaryDirectory()
+    let url = root.appendingPathComponent("file.bin")
+    try BaseFrameStore.writeAtomically(Data(repeating: 1, count: 10_000), to: url)
+    try BaseFrameStore.writeAtomically(Data(repeating: 2, count: 5), to: url)
+    #expect(try Data(contentsOf: url) == Data(repeating: 2, count: 5))
+    #expect(try FileManager.default.contentsOfDirectory(atPath: root.path) == ["file.bin"])
+    #expect(throws: LIVAMediaError.self) {
+      try BaseFrameStore.writeAtomically(Data(), to: root.appendingPathComponent("no/such/dir"))
+    }
+  }
+
+  @Test("a damaged frame on disk is a typed error, not a crash")
+  func damagedFrame() throws {
+    let root = try TestSupport.temporaryDirectory()
+    let store = try BaseFrameStore(root: root)
+    try download(store, .idleForward, frames(2))
+    let file = root.appendingPathComponent("idle_1_s_idle_1_e/frame_0001.png")
+    try Data(try Data(contentsOf: file).prefix(60)).write(to: file)
+    #expect {
+      try store.frame(1, of: .idleForward)
+    } throws: { ($0 as? LIVAMediaError)?.code == .truncatedData }
+    #expect(throws: LIVAMediaError.self) { try store.frame(2, of: .idleForward) }
+    #expect(throws: LIVAMediaError.self) {
+      try store.storeFrame(Data("nope".utf8), index: 0, of: .idleForward)
+    }
+  }
+
+  @Test("the plan lists missing and stale animations in priority order")
+  func plan() throws {
+    let root = try TestSupport.temporaryDirectory()
+    let store = try BaseFrameStore(root: root)
+    try download(store, .idleForward, frames(1), version: "3")
+    try download(store, talking, frames(2), version: "1")
+    let plan = store.plan(for: [
+      hi.rawValue: .init(frames: 4, version: "1"),
+      talking.rawValue: .init(frames: 2, version: "2"),  // stale version
+      "idle_1_s_idle_1_e": .init(frames: 1, version: "3"),  // fresh
+      "idle_1_e_idle_1_s": .init(frames: 1, version: "1"),  // missing
+      "zz_1_s_zz_1_e": .init(frames: 1, version: "1"),  // unknown to the priority list
+      toTalking.rawValue: .init(frames: 0, version: "1"),  // absurd frame count
+    ])
+    #expect(
+      plan.animations.map(\.rawValue) == [
+        "idle_1_e_idle_1_s", "talking_1_s_talking_1_e", "hi_1_s_hi_1_e", "zz_1_s_zz_1_e",
+      ])
+    #expect(plan.rejectedNames == [toTalking.rawValue])
+    // A changed frame count is stale too.
+    #expect(
+      store.plan(for: ["idle_1_s_idle_1_e": .init(frames: 2, version: "3")]).animations.count == 1)
+  }
+
+  @Test("above the disk limit, least recently used whole animations go; the idle loop stays")
+  func capEviction() throws {
+    let root = try TestSupport.temporaryDirectory()
+    let probe = try BaseFrameStore(root: try TestSupport.temporaryDirectory())
+    try download(probe, talking, frames(2))
+    let perAnimation = probe.statistics.diskBytes
+    // Room for three animations of this size, not four.
+    let store = try BaseFrameStore(root: root, diskByteLimit: perAnimation * 3 + perAnimation / 2)
+    try download(store, .idleForward, frames(2))
+    try download(store, talking, frames(2, seed: 1))
+    try download(store, toTalking, frames(2, seed: 2))
+    _ = try store.frame(0, of: talking)  // talking is now more recent than toTalking
+    _ = try store.frame(0, of: .idleForward)
+    try download(store, hi, frames(2, seed: 3))
+    #expect(store.isAvailable(.idleForward) && store.isAvailable(talking) && store.isAvailable(hi))
+    #expect(!store.isAvailable(toTalking))
+    #expect(
+      !FileManager.default.fileExists(atPath: root.appendingPathComponent(toTalking.rawValue).path))
+    let stats = store.statistics
+    #expect(stats.evictions == 1 && stats.animations == 3 && stats.diskBytes <= store.diskByteLimit)
+  }
+
+  @Test("decoded frames held in memory stay under their byte limit")
+  func memoryBound() throws {
+    let root = try TestSupport.temporaryDirectory()
+    let frameBytes = 32 * 20 * 4
+    let store = try BaseFrameStore(root: root, memoryByteLimit: frameBytes * 2)
+    try download(store, .idleForward, frames(4))
+    for index in 0..<4 { _ = try store.frame(index, of: .idleForward) }
+    #expect(store.statistics.memoryBytes == frameBytes * 2)
+    _ = try store.frame(3, of: .idleForward)
+    #expect(store.statistics.memoryHits == 1 && store.statistics.diskLoads == 4)
+    store.purgeMemory()
+    #expect(store.statistics.memoryBytes == 0)
+    // Re-downloading drops the old decoded frames too.
+    _ = try store.frame(0, of: .idleForward)
+    try download(store, .idleForward, frames(1, seed: 9), version: "2")
+    #expect(try store.frame(0, of: .idleForward) == frames(1, seed: 9)[0])
+  }
+}
