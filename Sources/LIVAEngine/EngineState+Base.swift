@@ -13,7 +13,9 @@ extension State {
     if mode == .idle, target == nil, queue.isEmpty, !requests.isEmpty {
       let request = requests.removeFirst()
       if graph.contains(request) {
-        planEntry(to: Cursor(animation: request, index: 0), target: .animation(request), budget: nil, configuration)
+        planEntry(
+          to: Cursor(animation: request, index: 0), target: .animation(request), budget: nil,
+          configuration)
         return
       }
       warn(.requestDropped, "\(request) is no longer available")
@@ -85,7 +87,8 @@ extension State {
   /// cheapest path to the entry's start pose, at the speaking rate. A way longer than `budget`
   /// seconds, or no way at all, is replaced by a cut (a counted pop). Consumes this slot.
   mutating func planEntry(
-    to entry: Cursor, target newTarget: Target, budget: Double?, _ configuration: EngineConfiguration
+    to entry: Cursor, target newTarget: Target, budget: Double?,
+    _ configuration: EngineConfiguration
   ) {
     target = newTarget
     baseQueue = []
@@ -97,7 +100,10 @@ extension State {
     var path: [AnimationName] = []
     if entry.index > 0 {
       guard cursor.animation == entry.animation, cursor.index < entry.index - 1 else {
-        warn(.cut, "\(entry.animation)#\(entry.index) cannot be reached from \(cursor.animation)#\(cursor.index)")
+        warn(
+          .cut,
+          "\(entry.animation)#\(entry.index) cannot be reached from \(cursor.animation)#\(cursor.index)"
+        )
         arrive(configuration)
         return
       }
@@ -112,7 +118,9 @@ extension State {
       return
     }
     if let budget, Double(frames) / configuration.speakingFPS > budget + State.epsilon {
-      warn(.cut, "reaching \(entry.animation) would take \(frames) frames, over the \(budget) s budget")
+      warn(
+        .cut, "reaching \(entry.animation) would take \(frames) frames, over the \(budget) s budget"
+      )
       arrive(configuration)
       return
     }

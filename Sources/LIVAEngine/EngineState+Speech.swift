@@ -83,14 +83,16 @@ extension State {
       } else if noteHold(.overlayNotReady(key: missing.key), configuration)
         > configuration.maxConsecutiveOverlayHolds
       {
-        warn(.overlaySkipped, "\(missing.key) not ready after the hold cap", chunk: id, frame: target)
+        warn(
+          .overlaySkipped, "\(missing.key) not ready after the hold cap", chunk: id, frame: target)
         skipOverlay(target)
       }
       return
     }
     if index != frame.baseFrame {
       warn(
-        .frameIndexWrapped, "frame number \(frame.baseFrame) of \(frame.animation) wrapped to \(index)",
+        .frameIndexWrapped,
+        "frame number \(frame.baseFrame) of \(frame.animation) wrapped to \(index)",
         chunk: id, frame: target, protocolIssue: true)
     }
     current.consumed = target
@@ -116,7 +118,9 @@ extension State {
       let contiguous = next.id.index == current.chunk.id.index + 1
       if contiguous && isStartable(0, configuration) || holdOver {
         if !contiguous {
-          warn(.chunkGap, "chunk \(current.chunk.id.index + 1) never came", chunk: next.id, protocolIssue: true)
+          warn(
+            .chunkGap, "chunk \(current.chunk.id.index + 1) never came", chunk: next.id,
+            protocolIssue: true)
         }
         finishChunk()
         startSpeech(configuration)
@@ -159,7 +163,9 @@ extension State {
 
   mutating func enqueue(_ plan: ChunkPlan, _ configuration: EngineConfiguration) {
     guard plan.index >= 0, !plan.frames.isEmpty else {
-      warn(.chunkRejected, "chunk \(plan.index) has no frames or a negative index", protocolIssue: true)
+      warn(
+        .chunkRejected, "chunk \(plan.index) has no frames or a negative index", protocolIssue: true
+      )
       return
     }
     if plan.index == 0 {
@@ -168,7 +174,9 @@ extension State {
       openMessage()
     } else if message == nil {
       guard !lastMessageClosed else {
-        warn(.chunkRejected, "chunk \(plan.index) belongs to a message that is over", protocolIssue: true)
+        warn(
+          .chunkRejected, "chunk \(plan.index) belongs to a message that is over",
+          protocolIssue: true)
         return
       }
       openMessage()

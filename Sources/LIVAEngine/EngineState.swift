@@ -154,7 +154,8 @@ struct State: Sendable {
     let kind = reason.kind
     if hold?.kind != kind { hold = HoldTrack(kind: kind, since: clock, counted: 0) }
     guard var track = hold else { return 0 }
-    let slots = Int(((clock - track.since) * rate(configuration) + State.epsilon).rounded(.down)) + 1
+    let slots =
+      Int(((clock - track.since) * rate(configuration) + State.epsilon).rounded(.down)) + 1
     if slots > track.counted {
       metrics.holds[kind, default: 0] += slots - track.counted
       track.counted = slots
@@ -169,7 +170,9 @@ struct State: Sendable {
     {
       return true
     }
-    guard next.index == 0, let count = graph.frameCount(of: previous.animation) else { return false }
+    guard next.index == 0, let count = graph.frameCount(of: previous.animation) else {
+      return false
+    }
     return previous.index == count - 1 && next.animation.from == previous.animation.to
   }
 
@@ -188,7 +191,8 @@ struct State: Sendable {
     if let shown {
       metrics.overlayFramesDrawn += 1
       if playing?.chunk.id == shown.chunk { playing?.report.drawn += 1 }
-      if resolvedIndex(of: shown.frame) != cursor.index || shown.frame.animation != cursor.animation {
+      if resolvedIndex(of: shown.frame) != cursor.index || shown.frame.animation != cursor.animation
+      {
         metrics.desyncs += 1
       }
       startAudioIfNeeded(for: shown, configuration)
@@ -202,7 +206,9 @@ struct State: Sendable {
     return .draw(frame)
   }
 
-  private mutating func startAudioIfNeeded(for shown: ShownOverlay, _ configuration: EngineConfiguration) {
+  private mutating func startAudioIfNeeded(
+    for shown: ShownOverlay, _ configuration: EngineConfiguration
+  ) {
     guard var playing, playing.chunk.id == shown.chunk, !playing.audioStarted else { return }
     playing.audioStarted = true
     self.playing = playing
@@ -217,7 +223,9 @@ struct State: Sendable {
   /// The base frame index an overlay frame is drawn on: as is when in range, wrapped when
   /// beyond the animation's frame count; nil when negative or the animation is missing.
   func resolvedIndex(of frame: PlannedFrame) -> Int? {
-    guard frame.baseFrame >= 0, let count = graph.frameCount(of: frame.animation) else { return nil }
+    guard frame.baseFrame >= 0, let count = graph.frameCount(of: frame.animation) else {
+      return nil
+    }
     return frame.baseFrame < count ? frame.baseFrame : frame.baseFrame % count
   }
 

@@ -61,7 +61,8 @@ public struct PlannedFrame: Hashable, Sendable {
 
   /// Creates a frame with one overlay.
   public init(key: String, animation: AnimationName, baseFrame: Int, rect: PlacementRect) {
-    self.init(animation: animation, baseFrame: baseFrame, layers: [OverlayLayer(key: key, rect: rect)])
+    self.init(
+      animation: animation, baseFrame: baseFrame, layers: [OverlayLayer(key: key, rect: rect)])
   }
 }
 
@@ -332,7 +333,9 @@ public struct FrameDescription: Hashable, Sendable, CustomStringConvertible {
     var text = "mode=\(mode.rawValue)"
     if let frame {
       text += " base=\(frame.animation)#\(frame.index)"
-      if let chunk = frame.chunk, let index = frame.overlayIndex { text += " chunk=\(chunk) frame=\(index)" }
+      if let chunk = frame.chunk, let index = frame.overlayIndex {
+        text += " chunk=\(chunk) frame=\(index)"
+      }
       if !frame.overlays.isEmpty { text += " overlays=\(frame.overlays.map(\.key))" }
     } else {
       text += " base=none"

@@ -16,7 +16,8 @@ public struct LIVAEngine: Sendable {
   private var history: [State] = []
 
   /// Creates an engine with the animations available now (name → frame count).
-  public init(configuration: EngineConfiguration = .init(), animations: [AnimationName: Int] = [:]) {
+  public init(configuration: EngineConfiguration = .init(), animations: [AnimationName: Int] = [:])
+  {
     self.configuration = configuration
     self.state = State(graph: AnimationGraph(frameCounts: animations))
   }

@@ -81,7 +81,9 @@ public struct AnimationGraph: Sendable, Equatable {
       }
     }
     if isTarget(start) { return [] }
-    var best: [KeyPose: (cost: Cost, via: AnimationName?)] = [start: (Cost(edges: 0, frames: 0), nil)]
+    var best: [KeyPose: (cost: Cost, via: AnimationName?)] = [
+      start: (Cost(edges: 0, frames: 0), nil)
+    ]
     var done: Set<KeyPose> = []
     while true {
       let open = best.filter { !done.contains($0.key) }
@@ -101,7 +103,8 @@ public struct AnimationGraph: Sendable, Equatable {
       }
       done.insert(node)
       for edge in animations(from: node) {
-        let cost = Cost(edges: entry.cost.edges + 1, frames: entry.cost.frames + frameCounts[edge, default: 0])
+        let cost = Cost(
+          edges: entry.cost.edges + 1, frames: entry.cost.frames + frameCounts[edge, default: 0])
         if let known = best[edge.to], known.cost <= cost { continue }
         best[edge.to] = (cost, edge)
       }

@@ -136,7 +136,8 @@ public struct AnimationName: Hashable, Sendable, Comparable, CustomStringConvert
     var keyPositions: [Int] = []
     for index in segments.indices where index >= 2 {
       let segment = segments[index]
-      guard segment.count == 1, segment.first == UInt8(ascii: "s") || segment.first == UInt8(ascii: "e")
+      guard segment.count == 1,
+        segment.first == UInt8(ascii: "s") || segment.first == UInt8(ascii: "e")
       else { continue }
       if isNumber(segments[index - 1]) { keyPositions.append(index) }
     }

@@ -50,9 +50,9 @@ public struct LIVAProtocolError: Error, Hashable, Sendable, CustomStringConverti
   public var description: String {
     var text = "\(code): \(message)"
     switch (event, fieldPath) {
-    case let (event?, path?): text += " (\(event) at \(path))"
-    case let (event?, nil): text += " (\(event))"
-    case let (nil, path?): text += " (at \(path))"
+    case (let event?, let path?): text += " (\(event) at \(path))"
+    case (let event?, nil): text += " (\(event))"
+    case (nil, let path?): text += " (at \(path))"
     case (nil, nil): break
     }
     return text

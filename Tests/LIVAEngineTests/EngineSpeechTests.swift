@@ -5,13 +5,17 @@ import Testing
 let slot = 1.0 / 30
 
 /// Discontinuities between consecutive draws, judged independently of the engine.
-func discontinuities(_ draws: [(time: Double, frame: DrawnFrame)], counts: [String: Int] = standardCounts) -> [Int] {
+func discontinuities(
+  _ draws: [(time: Double, frame: DrawnFrame)], counts: [String: Int] = standardCounts
+) -> [Int] {
   var result: [Int] = []
   for i in draws.indices.dropFirst() {
     let a = draws[i - 1].frame
     let b = draws[i].frame
     let sameOrNext = a.animation == b.animation && (b.index == a.index || b.index == a.index + 1)
-    let edge = b.index == 0 && a.index == counts[a.animation.rawValue]! - 1 && b.animation.from == a.animation.to
+    let edge =
+      b.index == 0 && a.index == counts[a.animation.rawValue]! - 1
+      && b.animation.from == a.animation.to
     if !sameOrNext && !edge { result.append(i) }
   }
   return result
@@ -23,7 +27,9 @@ struct EngineSpeechTests {
   func playMessage(sizes: [Int] = [20, 20, 20]) -> Driver {
     var driver = Driver()
     driver.tick(at: 0)
-    for plan in chunks(talkingWalk(count: sizes.reduce(0, +)), sizes: sizes) { driver.enqueue(plan) }
+    for plan in chunks(talkingWalk(count: sizes.reduce(0, +)), sizes: sizes) {
+      driver.enqueue(plan)
+    }
     driver.engine.audioEnded()
     driver.runUntilIdle()
     driver.run(until: driver.now + 0.5)
@@ -45,10 +51,14 @@ struct EngineSpeechTests {
     #expect(firstOverlay.frame.animation == name("idle_1_e_talking_1_s"))
     #expect(firstOverlay.frame.index == 0)
     // The return transition was played before idle.
-    #expect(driver.draws.contains { $0.frame.animation == name("talking_1_e_idle_1_s") && $0.frame.mode == .returning })
+    #expect(
+      driver.draws.contains {
+        $0.frame.animation == name("talking_1_e_idle_1_s") && $0.frame.mode == .returning
+      })
   }
 
-  @Test("every overlay frame is drawn once, on its matched base frame, one slot apart, across chunks")
+  @Test(
+    "every overlay frame is drawn once, on its matched base frame, one slot apart, across chunks")
   func everyFrameOnceAtItsTime() {
     let driver = playMessage()
     let overlayDraws = driver.draws.filter { !$0.frame.overlays.isEmpty }
@@ -65,7 +75,9 @@ struct EngineSpeechTests {
     #expect(driver.engine.metrics.overlayFramesDrawn == 60)
     #expect(driver.engine.metrics.skippedOverlays == 0)
     #expect(driver.engine.metrics.lateFrames == 0)
-    let reports = driver.actions.compactMap { if case .chunkFinished(let r) = $0.action { r } else { nil } }
+    let reports = driver.actions.compactMap {
+      if case .chunkFinished(let r) = $0.action { r } else { nil }
+    }
     #expect(reports.map(\.drawn) == [20, 20, 20])
   }
 
@@ -86,7 +98,10 @@ struct EngineSpeechTests {
       if case .speakingEnded = $0.action { return true }
       return false
     }
-    #expect(speaking.map(\.action) == [.speakingStarted(MessageID(0)), .speakingEnded(MessageID(0), interrupted: false)])
+    #expect(
+      speaking.map(\.action) == [
+        .speakingStarted(MessageID(0)), .speakingEnded(MessageID(0), interrupted: false),
+      ])
   }
 
   @Test("an animation change inside a chunk is honoured frame by frame")
@@ -97,7 +112,9 @@ struct EngineSpeechTests {
     driver.enqueue(ChunkPlan(index: 0, frames: frames))
     driver.engine.audioEnded()
     driver.runUntilIdle()
-    let drawn = driver.draws.filter { !$0.frame.overlays.isEmpty }.map { "\($0.frame.animation)#\($0.frame.index)" }
+    let drawn = driver.draws.filter { !$0.frame.overlays.isEmpty }.map {
+      "\($0.frame.animation)#\($0.frame.index)"
+    }
     #expect(drawn == frames.map { "\($0.animation)#\($0.baseFrame)" })
   }
 
@@ -109,13 +126,21 @@ struct EngineSpeechTests {
     frames[6] = frame("talking_1_s_talking_1_e", 2 + 12, tag: "w")  // count is 12: wraps to 2
     frames[7] = frame("talking_1_s_talking_1_e", -3, tag: "n")
     driver.enqueue(ChunkPlan(index: 0, frames: frames))
-    #expect(driver.inputActions.contains { if case .warning(let w) = $0 { w.code == .negativeFrameIndex } else { false } })
+    #expect(
+      driver.inputActions.contains {
+        if case .warning(let w) = $0 { w.code == .negativeFrameIndex } else { false }
+      })
     driver.engine.audioEnded()
     driver.runUntilIdle()
-    let wrapped = driver.draws.first { $0.frame.overlays.first?.key == "w/talking_1_s_talking_1_e/14" }
+    let wrapped = driver.draws.first {
+      $0.frame.overlays.first?.key == "w/talking_1_s_talking_1_e/14"
+    }
     #expect(wrapped?.frame.index == 2)
     #expect(!driver.drawnKeys.contains { $0.hasPrefix("n/") })
-    #expect(driver.actions.contains { if case .warning(let w) = $0.action { w.code == .frameIndexWrapped } else { false } })
+    #expect(
+      driver.actions.contains {
+        if case .warning(let w) = $0.action { w.code == .frameIndexWrapped } else { false }
+      })
     #expect(driver.engine.metrics.protocolWarnings == 2)
     #expect(driver.engine.metrics.skippedOverlays == 1)
     #expect(driver.engine.metrics.desyncs == 0)
@@ -197,7 +222,9 @@ struct EngineSpeechTests {
     driver.enqueue(plans[1], ready: false)
     driver.engine.imagesReady([plans[1].frames[0].layers[0].key])
     driver.run(until: 3)
-    let finished = driver.actions.first { if case .chunkFinished = $0.action { true } else { false } }!
+    let finished = driver.actions.first {
+      if case .chunkFinished = $0.action { true } else { false }
+    }!
     let lastDraw = driver.draws.last { $0.frame.chunk?.index == 0 }!
     // The hold starts at the slot after the last frame; frame 0 of the next chunk was ready, so
     // it starts after the 0.5 s start timeout.
@@ -226,7 +253,9 @@ struct EngineSpeechTests {
     let late = plan.frames[12].layers[0].key
     driver.enqueue(plan)
     driver.engine.imageEvicted(late)
-    while driver.engine.metrics.holds(.overlayNotReady) < 5 { driver.run(until: driver.now + 1.0 / 60) }
+    while driver.engine.metrics.holds(.overlayNotReady) < 5 {
+      driver.run(until: driver.now + 1.0 / 60)
+    }
     #expect(driver.draws.last?.frame.overlayIndex == 11)
     driver.engine.imageReady(late)
     driver.run(until: driver.now + 0.2)
@@ -251,8 +280,17 @@ struct EngineSpeechTests {
     #expect(abs(gap - 17 * slot) < 1e-6)  // 15 holds, the skip slot, then frame 13
     #expect(driver.engine.metrics.skippedOverlays == 1)
     #expect(driver.engine.metrics.holds(.overlayNotReady) == 16)
-    let report = driver.actions.compactMap { if case .chunkFinished(let r) = $0.action { r } else { nil } }.first
-    #expect(report == { var r = ChunkReport(id: ChunkID(message: MessageID(0), index: 0), frames: 20); r.drawn = 19; r.skipped = 1; return r }())
+    let report = driver.actions.compactMap {
+      if case .chunkFinished(let r) = $0.action { r } else { nil }
+    }.first
+    #expect(
+      report
+        == {
+          var r = ChunkReport(id: ChunkID(message: MessageID(0), index: 0), frames: 20)
+          r.drawn = 19
+          r.skipped = 1
+          return r
+        }())
   }
 
   @Test("once a chunk's images are all in, a missing one is skipped without holding")
@@ -281,7 +319,10 @@ struct EngineSpeechTests {
     driver.engine.audioEnded()
     driver.runUntilIdle()
     #expect(driver.engine.metrics.skippedOverlays == 1)
-    #expect(driver.actions.contains { if case .warning(let w) = $0.action { w.code == .missingAnimation } else { false } })
+    #expect(
+      driver.actions.contains {
+        if case .warning(let w) = $0.action { w.code == .missingAnimation } else { false }
+      })
     #expect(driver.engine.mode == .idle)
   }
 }

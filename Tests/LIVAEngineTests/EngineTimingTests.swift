@@ -8,13 +8,16 @@ struct EngineTimingTests {
     (0..<6).map { ("idle_1_s_idle_1_e", $0) } + (0..<6).map { ("idle_1_e_idle_1_s", $0) }
     + [("idle_1_s_idle_1_e", 0)]
 
-  @Test("idle plays at 10 fps, ping-ponging, whatever the display rate", arguments: [60.0, 120.0, 30.0])
+  @Test(
+    "idle plays at 10 fps, ping-ponging, whatever the display rate", arguments: [60.0, 120.0, 30.0])
   func idleRate(hz: Double) {
     var driver = Driver()
     driver.tick(at: 0)
     driver.run(until: 1.2, hz: hz)
     let draws = driver.draws
-    #expect(draws.map { "\($0.frame.animation)#\($0.frame.index)" } == Self.idleSequence.map { "\($0.0)#\($0.1)" })
+    #expect(
+      draws.map { "\($0.frame.animation)#\($0.frame.index)" }
+        == Self.idleSequence.map { "\($0.0)#\($0.1)" })
     for (k, draw) in draws.enumerated() {
       #expect(abs(draw.time - Double(k) * 0.1) < 1e-6, "frame \(k) drawn at \(draw.time)")
     }

@@ -21,12 +21,14 @@ let rect = PlacementRect(x: 10, y: 20, width: 30, height: 15)
 
 /// A frame whose overlay key names its message tag, animation and base index.
 func frame(_ animation: String, _ index: Int, tag: String = "m") -> PlannedFrame {
-  PlannedFrame(key: "\(tag)/\(animation)/\(index)", animation: name(animation), baseFrame: index, rect: rect)
+  PlannedFrame(
+    key: "\(tag)/\(animation)/\(index)", animation: name(animation), baseFrame: index, rect: rect)
 }
 
 /// Frames walking the graph the way production streams them: the transition from idle, then
 /// the talking loop back and forth.
-func talkingWalk(count: Int, tag: String = "m", startWithTransition: Bool = true) -> [PlannedFrame] {
+func talkingWalk(count: Int, tag: String = "m", startWithTransition: Bool = true) -> [PlannedFrame]
+{
   var sequence: [(String, Int)] = []
   if startWithTransition { sequence += (0..<4).map { ("idle_1_e_talking_1_s", $0) } }
   var forward = true
@@ -43,7 +45,8 @@ func chunks(_ frames: [PlannedFrame], sizes: [Int]) -> [ChunkPlan] {
   var plans: [ChunkPlan] = []
   var start = 0
   for (index, size) in sizes.enumerated() {
-    plans.append(ChunkPlan(index: index, frames: Array(frames[start..<min(start + size, frames.count)])))
+    plans.append(
+      ChunkPlan(index: index, frames: Array(frames[start..<min(start + size, frames.count)])))
     start += size
   }
   return plans
@@ -62,6 +65,7 @@ struct Driver {
   var now = 0.0
   var log: [Entry] = []
   var inputActions: [EngineAction] = []
+  var audioPlaying: (id: ChunkID, start: Double, offset: Double)?
 
   init(configuration: EngineConfiguration = .init(), counts: [String: Int] = standardCounts) {
     engine = LIVAEngine(configuration: configuration, animations: animations(counts))
@@ -128,5 +132,28 @@ extension EngineAction {
   var startedChunk: ChunkID? {
     if case .startAudio(let id, _) = self { return id }
     return nil
+  }
+}
+
+extension Driver {
+  /// Ticks at `hz` until `end` while simulating an audio output: a chunk's audio starts when the
+  /// engine says so and runs at `1 + skew` times real time; its position is fed back each tick.
+  mutating func runWithAudio(until end: Double, skew: Double, hz: Double = 60) {
+    var k = (now * hz).rounded(.down) + 1
+    while k / hz <= end + 1e-9 {
+      let t = k / hz
+      let clock = audioPlaying.map {
+        AudioClock(chunk: $0.id, position: $0.offset + (t - $0.start) * (1 + skew))
+      }
+      let result = tick(at: t, audio: clock)
+      for action in result.actions {
+        switch action {
+        case .startAudio(let id, let offset): audioPlaying = (id, t, offset)
+        case .stopAudio: audioPlaying = nil
+        default: break
+        }
+      }
+      k += 1
+    }
   }
 }

@@ -42,9 +42,14 @@ struct AnimationGraphTests {
   func nextAfterTransition() throws {
     let g = try graph(productionSet)
     let talking = Pose(state: "talking", number: 1)
-    #expect(g.next(after: name("idle_1_e_talking_1_s"), toward: talking) == name("talking_1_s_talking_1_e"))
-    #expect(g.next(after: name("talking_1_s_talking_1_e"), toward: talking) == name("talking_1_e_talking_1_s"))
-    #expect(g.next(after: name("talking_1_s_talking_1_e"), toward: .idle) == name("talking_1_e_idle_1_s"))
+    #expect(
+      g.next(after: name("idle_1_e_talking_1_s"), toward: talking)
+        == name("talking_1_s_talking_1_e"))
+    #expect(
+      g.next(after: name("talking_1_s_talking_1_e"), toward: talking)
+        == name("talking_1_e_talking_1_s"))
+    #expect(
+      g.next(after: name("talking_1_s_talking_1_e"), toward: .idle) == name("talking_1_e_idle_1_s"))
     #expect(g.next(after: name("hi_1_s_hi_1_e"), toward: .idle) == name("hi_1_e_idle_1_s"))
   }
 
@@ -86,13 +91,19 @@ struct AnimationGraphTests {
     let g = try graph([
       "a_1_s_b_1_s": 10, "b_1_s_c_1_s": 10, "a_1_s_d_1_s": 3, "d_1_s_c_1_s": 3,
     ])
-    #expect(g.path(from: keyPose("a_1_s"), to: keyPose("c_1_s"))?.map(\.rawValue) == ["a_1_s_d_1_s", "d_1_s_c_1_s"])
+    #expect(
+      g.path(from: keyPose("a_1_s"), to: keyPose("c_1_s"))?.map(\.rawValue) == [
+        "a_1_s_d_1_s", "d_1_s_c_1_s",
+      ])
   }
 
   @Test("a path to a pose reaches its nearest key pose")
   func pathToPose() throws {
     let g = try graph(productionSet)
-    #expect(g.path(from: keyPose("talking_1_e"), toPose: .idle)?.map(\.rawValue) == ["talking_1_e_idle_1_s"])
+    #expect(
+      g.path(from: keyPose("talking_1_e"), toPose: .idle)?.map(\.rawValue) == [
+        "talking_1_e_idle_1_s"
+      ])
     #expect(g.path(from: keyPose("idle_1_s"), toPose: .idle) == [])
   }
 

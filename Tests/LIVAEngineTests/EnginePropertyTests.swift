@@ -1,0 +1,291 @@
+import LIVAEngine
+import LIVAProtocol
+import Testing
+
+/// Random sessions (chunk sizes, readiness delays, tick jitter and stalls, interrupts, animation
+/// changes inside chunks, missing animations, audio clocks with skew), checked against
+/// invariants on the produced timeline. A failing case prints its seed; replay it with
+/// `EnginePropertyTests.session(seed:)`.
+@Suite("Engine: properties over generated sessions")
+struct EnginePropertyTests {
+  static let seeds: [UInt64] = Array(1...300)
+
+  @Test("invariants hold on generated sessions", arguments: seeds)
+  func invariants(seed: UInt64) {
+    let session = Self.session(seed: seed)
+    let violations = session.violations()
+    #expect(violations.isEmpty, "seed \(seed): \(violations.prefix(5))")
+  }
+
+  @Test("the generated sessions cover the interesting paths")
+  func coverage() {
+    var total = EngineMetrics()
+    var interrupted = 0
+    for seed in Self.seeds.prefix(100) {
+      let session = Self.session(seed: seed)
+      let m = session.finalMetrics
+      total.overlayFramesDrawn += m.overlayFramesDrawn
+      total.skippedOverlays += m.skippedOverlays
+      total.lateFrames += m.lateFrames
+      total.pops += m.pops
+      total.catchUps += m.catchUps
+      total.audioSync.record(m.audioSync.maxAbsolute)
+      total.holds[.overlayNotReady, default: 0] += m.holds(.overlayNotReady)
+      total.holds[.waitingForNextChunk, default: 0] += m.holds(.waitingForNextChunk)
+      interrupted += session.interruptedAt.count
+    }
+    #expect(total.overlayFramesDrawn > 5000)
+    #expect(total.skippedOverlays > 0)
+    #expect(total.lateFrames > 0)
+    #expect(total.catchUps > 0)
+    #expect(total.holds(.overlayNotReady) > 0)
+    #expect(total.holds(.waitingForNextChunk) > 0)
+    #expect(total.audioSync.count > 0)
+    #expect(interrupted > 5)
+  }
+
+  /// One generated session, fully recorded.
+  struct Session {
+    var seed: UInt64
+    var counts: [String: Int]
+    var log: [(time: Double, result: TickResult, metrics: EngineMetrics, playing: ChunkID?)] = []
+    /// Message tag → the time it was interrupted (its overlays must not be drawn after).
+    var interruptedAt: [String: Double] = [:]
+    var plans: [ChunkID: ChunkPlan] = [:]
+    var finalMode: EngineMode = .waiting
+    var finalMetrics = EngineMetrics()
+
+    func violations() -> [String] {
+      var problems: [String] = []
+      let draws = log.compactMap { entry in
+        entry.result.plan.frame.map { (entry.time, $0, entry.metrics) }
+      }
+      // 1. desync 0, and every overlay is drawn on its own matched base frame.
+      if finalMetrics.desyncs != 0 { problems.append("desyncs \(finalMetrics.desyncs)") }
+      for (time, frame, _) in draws {
+        for layer in frame.overlays {
+          let parts = layer.key.split(separator: "/")
+          if parts[1] != frame.animation.rawValue || Int(parts[2]) != frame.index {
+            problems.append("t=\(time): overlay \(layer.key) on \(frame.animation)#\(frame.index)")
+          }
+        }
+      }
+      // 2. Nothing from an interrupted message after its interrupt.
+      for (time, frame, _) in draws {
+        for layer in frame.overlays {
+          let tag = String(layer.key.split(separator: "/")[0])
+          if let cut = interruptedAt[tag], time > cut {
+            problems.append(
+              "t=\(time): \(layer.key) drawn after its message was interrupted at \(cut)")
+          }
+        }
+      }
+      // 3. Each drawn base frame continues the last one, or is a counted pop or skip.
+      for i in draws.indices.dropFirst() {
+        let (_, a, before) = draws[i - 1]
+        let (time, b, after) = draws[i]
+        let continuous =
+          (a.animation == b.animation && (b.index == a.index || b.index == a.index + 1))
+          || (b.index == 0 && a.index == (counts[a.animation.rawValue] ?? -1) - 1
+            && b.animation.from == a.animation.to)
+        let skipped =
+          after.skippedOverlays + after.lateFrames + after.skippedBaseFrames
+          > before.skippedOverlays + before.lateFrames + before.skippedBaseFrames
+        let popped = after.pops > before.pops
+        if !continuous && !skipped && !popped {
+          problems.append(
+            "t=\(time): uncounted jump \(a.animation)#\(a.index) → \(b.animation)#\(b.index)")
+        }
+        if continuous && popped {
+          problems.append("t=\(time): a pop counted on a continuous frame")
+        }
+      }
+      // 4. Every overlay frame of a finished chunk drawn exactly once, unless counted.
+      var drawnPerChunk: [ChunkID: [Int]] = [:]
+      for (_, frame, _) in draws {
+        if let chunk = frame.chunk, let index = frame.overlayIndex, !frame.overlays.isEmpty {
+          drawnPerChunk[chunk, default: []].append(index)
+        }
+      }
+      for (chunk, indices) in drawnPerChunk where Set(indices).count != indices.count {
+        problems.append("\(chunk): an overlay frame drawn twice \(indices)")
+      }
+      for entry in log {
+        for case .chunkFinished(let report) in entry.result.actions {
+          let drawn = drawnPerChunk[report.id]?.count ?? 0
+          if report.drawn != drawn {
+            problems.append("\(report.id): report says \(report.drawn) drawn, timeline \(drawn)")
+          }
+          if report.drawn + report.skipped + report.late != report.frames {
+            problems.append("\(report.id): \(report) does not add up")
+          }
+        }
+      }
+      // 5. Each chunk's audio starts on the tick of its first overlay frame drawn.
+      for entry in log {
+        for case .startAudio(let id, let offset) in entry.result.actions {
+          guard let frame = entry.result.plan.frame, frame.chunk == id,
+            let index = frame.overlayIndex
+          else {
+            problems.append("t=\(entry.time): start of \(id) without its first frame")
+            continue
+          }
+          if abs(offset - Double(index) / 30) > 1e-9 {
+            problems.append("\(id): offset \(offset) for frame \(index)")
+          }
+          if draws.contains(where: { $0.0 < entry.time && $0.1.chunk == id }) {
+            problems.append("\(id): overlays drawn before its audio start")
+          }
+        }
+      }
+      // 6. The session ends in idle.
+      if finalMode != .idle { problems.append("ended in \(finalMode)") }
+      return problems
+    }
+  }
+
+  /// Generates and runs the session for `seed`.
+  static func session(seed: UInt64) -> Session {
+    var random = SplitMix(seed: seed)
+    var counts = standardCounts
+    let missingTalking2 = random.chance(0.2)
+    if missingTalking2 {
+      for key in counts.keys where key.contains("talking_2") { counts[key] = nil }
+    }
+    var configuration = EngineConfiguration()
+    configuration.maxCatchUpFrames = random.next(in: 2...6)
+    var engine = LIVAEngine(configuration: configuration, animations: animations(counts))
+    var session = Session(seed: seed, counts: counts)
+    let useAudioClock = random.chance(0.5)
+    let skew = Double(random.next(in: -20...20)) / 1000
+
+    // Plan the inputs: messages with chunks, each arriving at some time.
+    enum Input {
+      case chunk(tag: String, plan: ChunkPlan)
+      case ready(String)
+      case complete(Int)
+      case audioEnd
+      case interrupt
+      case request(AnimationName)
+    }
+    var inputs: [(time: Double, order: Int, input: Input)] = []
+    var order = 0
+    func add(_ time: Double, _ input: Input) {
+      inputs.append((time, order, input))
+      order += 1
+    }
+    var t = 0.2
+    var lastArrival = 0.0
+    let messages = random.next(in: 1...3)
+    for m in 0..<messages {
+      let tag = "s\(m)"
+      let frames = walk(
+        count: random.next(in: 5...120), tag: tag, talking2: !missingTalking2 || random.chance(0.3),
+        using: &random)
+      var start = 0
+      var index = 0
+      while start < frames.count {
+        let size = min(frames.count - start, random.next(in: 1...45))
+        let plan = ChunkPlan(index: index, frames: Array(frames[start..<start + size]))
+        // One ordered socket: plans arrive in order, across messages too.
+        let arrival = max(lastArrival, t + Double(random.next(in: 0...600)) / 1000)
+        lastArrival = arrival
+        add(arrival, .chunk(tag: tag, plan: plan))
+        for frame in plan.frames where !random.chance(0.02) {
+          add(arrival + Double(random.next(in: -200...900)) / 1000, .ready(frame.layers[0].key))
+        }
+        if random.chance(0.7) { add(arrival + 1, .complete(index)) }
+        t = arrival + Double(size) / 30 * Double(random.next(in: 50...110)) / 100
+        start += size
+        index += 1
+      }
+      if random.chance(0.8) { add(t, .audioEnd) }
+      if random.chance(0.25) { add(t - Double(random.next(in: 0...2000)) / 1000, .interrupt) }
+      if random.chance(0.2) { add(t, .request(name("hi_1_s_hi_1_e"))) }
+      t += Double(random.next(in: 0...3000)) / 1000
+    }
+    inputs.sort { ($0.time, $0.order) < ($1.time, $1.order) }
+
+    // Run: ticks with jitter and stalls, inputs applied before the tick at or after their time.
+    var now = 0.0
+    var next = 0
+    var messageTags: [MessageID: String] = [:]
+    var currentTag: String?
+    var audio: (id: ChunkID, start: Double, offset: Double)?
+    let end = t + 15
+    while now < end {
+      while next < inputs.count, inputs[next].time <= now {
+        switch inputs[next].input {
+        case .chunk(let tag, let plan):
+          let actions = engine.enqueue(plan)
+          for action in actions {
+            if case .chunkQueued(let id) = action {
+              messageTags[id.message] = tag
+              session.plans[id] = plan
+            }
+            if case .speakingEnded(let id, true) = action, let old = messageTags[id] {
+              session.interruptedAt[old] = now
+            }
+            if case .stopAudio = action { audio = nil }
+          }
+          if plan.index == 0, let old = currentTag, old != tag, session.interruptedAt[old] == nil,
+            actions.contains(where: { if case .evictImages = $0 { true } else { false } })
+          {
+            session.interruptedAt[old] = now
+          }
+          currentTag = tag
+        case .ready(let key): engine.imageReady(key)
+        case .complete(let index): engine.chunkImagesComplete(chunkIndex: index)
+        case .audioEnd: engine.audioEnded()
+        case .interrupt:
+          let actions = engine.interrupt()
+          if !actions.isEmpty, let tag = currentTag { session.interruptedAt[tag] = now }
+          if actions.contains(where: { if case .stopAudio = $0 { true } else { false } }) {
+            audio = nil
+          }
+        case .request(let name): _ = engine.requestAnimation(name)
+        }
+        next += 1
+      }
+      let clock =
+        useAudioClock
+        ? audio.map {
+          AudioClock(chunk: $0.id, position: $0.offset + (now - $0.start) * (1 + skew))
+        } : nil
+      let result = engine.tick(now: now, audio: clock)
+      for case .startAudio(let id, let offset) in result.actions { audio = (id, now, offset) }
+      session.log.append((now, result, engine.metrics, engine.playingChunk))
+      let jitter =
+        random.chance(0.01) ? Double(random.next(in: 100...400)) : Double(random.next(in: 4...40))
+      now += jitter / 1000
+    }
+    session.finalMode = engine.mode
+    session.finalMetrics = engine.metrics
+    return session
+  }
+
+  /// A production-like walk: the transition from idle, then talking loops, sometimes switching
+  /// between talking_1 and talking_2 through the graph, sometimes ending on the return transition.
+  static func walk(count: Int, tag: String, talking2: Bool, using random: inout SplitMix)
+    -> [PlannedFrame]
+  {
+    var sequence: [(String, Int)] = (0..<4).map { ("idle_1_e_talking_1_s", $0) }
+    var pose = 1
+    var atStart = true
+    while sequence.count < count {
+      let anim: String
+      if atStart {
+        anim = "talking_\(pose)_s_talking_\(pose)_e"
+      } else if talking2 && random.chance(0.3) {
+        let other = pose == 1 ? 2 : 1
+        anim = "talking_\(pose)_e_talking_\(other)_s"
+        pose = other
+      } else {
+        anim = "talking_\(pose)_e_talking_\(pose)_s"
+      }
+      sequence += (0..<standardCounts[anim]!).map { (anim, $0) }
+      atStart.toggle()
+    }
+    return sequence.prefix(count).map { frame($0.0, $0.1, tag: tag) }
+  }
+}
