@@ -1,0 +1,30 @@
+// swift-tools-version: 6.1
+// Benchmarks of the LIVA package, kept in their own package so the SDK does not depend on
+// the benchmark tooling. Run from this directory: `swift package benchmark`.
+import PackageDescription
+
+let package = Package(
+  name: "Benchmarks",
+  platforms: [.macOS(.v13)],
+  dependencies: [
+    .package(name: "LIVA", path: "../"),
+    .package(
+      url: "https://github.com/ordo-one/benchmark", exact: "1.38.1",
+      traits: ["MallocInterposer"]),
+  ],
+  targets: []
+)
+
+// LIVAEngine: the per-tick cost of the playback state machine (issue 2).
+package.targets += [
+  .executableTarget(
+    name: "EngineBenchmarks",
+    dependencies: [
+      .product(name: "Benchmark", package: "benchmark"),
+      .product(name: "LIVAEngine", package: "LIVA"),
+      .product(name: "LIVAProtocol", package: "LIVA"),
+    ],
+    path: "Benchmarks/EngineBenchmarks",
+    plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+  )
+]
