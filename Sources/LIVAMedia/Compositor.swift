@@ -82,7 +82,12 @@ public final class Compositor {
     } else {
       let scaled = scale(base)
       scaledBase = scaled
-      frame.pixels = scaled.pixels
+      // Copy into the existing frame buffer (no allocation unless someone holds `frame`).
+      frame.pixels.withUnsafeMutableBufferPointer { dst in
+        scaled.pixels.withUnsafeBufferPointer { src in
+          dst.baseAddress!.update(from: src.baseAddress!, count: dst.count)
+        }
+      }
       kind = .full
     }
     lastBaseKey = baseKey
@@ -105,7 +110,14 @@ public final class Compositor {
 
   private func scale(_ base: RGBAImage) -> RGBAImage {
     if base.width == width && base.height == height { return base }
-    var output = RGBAImage(width: width, height: height)
+    // Reuse the previous scaled buffer (when no one else holds it) instead of allocating.
+    var output: RGBAImage
+    if let previous = scaledBase, previous.width == width, previous.height == height {
+      scaledBase = nil
+      output = previous
+    } else {
+      output = RGBAImage(width: width, height: height)
+    }
     let xs = Self.samplingTable(count: width, source: base.width, start: 0, extent: Double(width))
     let ys = Self.samplingTable(
       count: height, source: base.height, start: 0, extent: Double(height))

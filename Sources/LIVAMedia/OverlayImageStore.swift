@@ -14,6 +14,9 @@ import Foundation
 /// - **Messages:** each image remembers which messages asked for it; ``evict(message:)`` drops
 ///   everything only an interrupted message used. ``purge()`` empties the store (memory
 ///   pressure).
+/// - **Removals are reported:** every key that stops being ready (LRU eviction, message
+///   eviction, purge) is passed to the `onRemove` callback, so a player that tracks readiness
+///   (e.g. `LIVAEngine.imageEvicted(_:)`) never believes a removed image is drawable.
 public final class OverlayImageStore: Sendable {
   /// Counters since creation (``Statistics/bytes`` and ``Statistics/count`` are current).
   public struct Statistics: Hashable, Sendable {
@@ -63,6 +66,8 @@ public final class OverlayImageStore: Sendable {
     var oldest: String?
     var inFlight: [String: InFlight] = [:]
     var statistics = Statistics()
+    /// Keys removed during the current locked operation, reported after the lock is released.
+    var removed: [String] = []
 
     mutating func unlink(_ key: String) {
       guard let entry = entries[key] else { return }
@@ -93,16 +98,34 @@ public final class OverlayImageStore: Sendable {
       if let entry = entries.removeValue(forKey: key) {
         statistics.bytes -= entry.image.byteCount
         statistics.count -= 1
+        removed.append(key)
       }
     }
   }
 
   private let state = Locked(State())
+  private let onRemove: (@Sendable ([String]) -> Void)?
 
   /// Creates a store holding at most `byteLimit` bytes of pixels (default 64 MiB: about
   /// 2,000 sprites of 100×80).
-  public init(byteLimit: Int = 64 << 20) {
+  ///
+  /// - Parameter onRemove: called with the keys of images that were removed (by LRU eviction,
+  ///   ``evict(message:)`` or ``purge()``), on the thread that caused the removal, after the
+  ///   store's lock is released. Never called from ``image(for:)`` or ``isReady(_:)``.
+  public init(byteLimit: Int = 64 << 20, onRemove: (@Sendable ([String]) -> Void)? = nil) {
     self.byteLimit = byteLimit
+    self.onRemove = onRemove
+  }
+
+  /// Runs a mutation under the lock, then reports the keys it removed with the lock released.
+  private func mutate<R>(_ body: (inout State) -> R) -> R {
+    let (result, removed) = state.withLock { state in
+      let result = body(&state)
+      defer { state.removed.removeAll(keepingCapacity: true) }
+      return (result, state.removed)
+    }
+    if !removed.isEmpty, let onRemove { onRemove(removed) }
+    return result
   }
 
   // MARK: Render side
@@ -138,7 +161,7 @@ public final class OverlayImageStore: Sendable {
   /// particular). Returns false when the image alone exceeds ``byteLimit``.
   @discardableResult
   public func insert(_ image: RGBAImage, for key: String, message: Int?) -> Bool {
-    state.withLock {
+    mutate {
       insertLocked(&$0, image, key, owners: message.map { [$0] } ?? [], unowned: message == nil)
     }
   }
@@ -211,7 +234,7 @@ public final class OverlayImageStore: Sendable {
     }
     // The decode runs with no lock held.
     let decoded = Result { () throws(LIVAMediaError) in try codec.decode(data, limits: limits) }
-    let (result, waiters) = state.withLock { state in
+    let (result, waiters) = mutate { state in
       let flight = state.inFlight.removeValue(forKey: key)
       let waiters = flight?.waiters ?? []
       switch decoded {
@@ -242,7 +265,7 @@ public final class OverlayImageStore: Sendable {
   /// Forgets `message` as a user of every image; images no other message uses are removed
   /// (including those still decoding: they will not be stored).
   public func evict(message: Int) {
-    state.withLock { state in
+    mutate { state in
       for key in Array(state.inFlight.keys) {
         state.inFlight[key]?.owners.remove(message)
       }
@@ -258,8 +281,9 @@ public final class OverlayImageStore: Sendable {
 
   /// Removes every stored image (e.g. on memory pressure). Decodes under way still complete.
   public func purge() {
-    state.withLock { state in
+    mutate { state in
       state.statistics.removals += state.entries.count
+      state.removed.append(contentsOf: state.entries.keys)
       state.entries.removeAll()
       state.newest = nil
       state.oldest = nil

@@ -115,6 +115,25 @@ struct CompositorTests {
     #expect(incremental.frame == base)
   }
 
+  @Test("successive full renders reuse buffers without leaking earlier pixels")
+  func bufferReuse() {
+    let first = TestSupport.pattern(width: 64, height: 40, seed: 1, opaque: true)
+    let second = TestSupport.pattern(width: 64, height: 40, seed: 5, opaque: true)
+    let overlay = PlacedOverlay(
+      image: TestSupport.pattern(width: 10, height: 10, seed: 3), rect: .at(x: 8, y: 8))
+    for size in [(64, 40), (32, 20)] {
+      let reused = Compositor(width: size.0, height: size.1, featherWidth: 2)
+      reused.render(base: first, baseKey: "a", overlays: [overlay])
+      let held = reused.frame  // a reader holding the frame must keep its pixels
+      reused.render(base: second, baseKey: "b", overlays: [])
+      let fresh = Compositor(width: size.0, height: size.1, featherWidth: 2)
+      fresh.render(base: second, baseKey: "b", overlays: [])
+      #expect(reused.frame == fresh.frame)
+      fresh.render(base: first, baseKey: "a", overlays: [overlay])
+      #expect(held == fresh.frame)
+    }
+  }
+
   @Test("an overlay-only redraw leaves pixels outside the overlays untouched")
   func overlayOnlyTouchesOverlayRegions() {
     let base = RGBAImage(width: 64, height: 40, fill: RGBA(10, 20, 30))

@@ -76,6 +76,26 @@ struct OverlayImageStoreTests {
     #expect(store.statistics.count == 1)
   }
 
+  @Test("every removal is reported: LRU eviction, message eviction, purge")
+  func removalsAreReported() {
+    let removed = EventLog<[String]>()
+    let store = OverlayImageStore(byteLimit: 800) { removed.append($0) }
+    store.insert(Self.image(), for: "a", message: 1)
+    store.insert(Self.image(), for: "b", message: 2)
+    _ = store.image(for: "a")
+    store.insert(Self.image(), for: "c", message: 2)  // evicts b, the least recently used
+    #expect(removed.all == [["b"]])
+    store.evict(message: 1)
+    #expect(removed.all == [["b"], ["a"]])
+    store.insert(Self.image(), for: "d", message: nil)
+    store.purge()
+    #expect(removed.all.count == 3 && Set(removed.all[2]) == ["c", "d"])
+    // Reads and readiness checks never report anything.
+    _ = store.image(for: "c")
+    _ = store.isReady("d")
+    #expect(removed.all.count == 3)
+  }
+
   @Test("concurrent requests to decode one key run the codec once")
   func decodeOnce() {
     let gate = Gate()
