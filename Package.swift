@@ -4,9 +4,7 @@ import PackageDescription
 // Module map: see docs/Architecture.md (and ../shared/architecture.md).
 // Arrows point down: SocketIO and LIVAProtocol know nothing of the engine, the engine
 // knows nothing of I/O, and nothing in the core imports a platform shell.
-let strict: [SwiftSetting] = [
-  .enableUpcomingFeature("ExistentialAny"),
-]
+let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
 let package = Package(
   name: "LIVA",

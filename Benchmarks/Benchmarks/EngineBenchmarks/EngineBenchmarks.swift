@@ -21,7 +21,8 @@ final class EngineBox: @unchecked Sendable {
       "idle_1_s_idle_1_e": 48, "idle_1_e_idle_1_s": 48, "idle_1_e_talking_1_s": 12,
       "talking_1_s_talking_1_e": 72, "talking_1_e_idle_1_s": 12, "talking_1_e_talking_1_s": 72,
     ]
-    counts = Dictionary(uniqueKeysWithValues: names.map { (try! AnimationName(parsing: $0.key), $0.value) })
+    counts = Dictionary(
+      uniqueKeysWithValues: names.map { (try! AnimationName(parsing: $0.key), $0.value) })
     engine = LIVAEngine(animations: counts)
     _ = engine.tick(now: 0)
   }
