@@ -15,6 +15,20 @@ let package = Package(
   targets: []
 )
 
+// LIVAMedia: codecs, compositor, overlay store (issue 5).
+package.targets += [
+  .executableTarget(
+    name: "MediaBenchmarks",
+    dependencies: [
+      .product(name: "Benchmark", package: "benchmark"),
+      .product(name: "LIVAMedia", package: "LIVA"),
+      .product(name: "LIVAProtocol", package: "LIVA"),
+    ],
+    path: "Benchmarks/MediaBenchmarks",
+    plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+  )
+]
+
 // LIVAEngine: the per-tick cost of the playback state machine (issue 2).
 package.targets += [
   .executableTarget(

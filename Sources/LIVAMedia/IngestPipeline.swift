@@ -47,6 +47,10 @@ public enum IngestEvent: Hashable, Sendable {
 ///
 /// Events are delivered on worker threads (or the submitting thread) with no lock held; the
 /// handler must be quick and thread-safe (e.g. hop to the engine's queue).
+///
+/// An image reported ready can still be evicted from the store later (LRU, or a message
+/// eviction) and the two reports can race; the render path therefore treats a `nil` from
+/// ``OverlayImageStore/image(for:)`` as a hold, never as a blank overlay.
 public final class IngestPipeline: Sendable {
   /// Limits of the pipeline.
   public struct Configuration: Sendable {

@@ -1,0 +1,138 @@
+// Benchmarks of LIVAMedia, with the budgets of issue 5. Budgets are checked by reading the
+// p90 wall-clock numbers of a release run (they are not encoded as thresholds, which the
+// benchmark package uses for baseline-to-baseline deltas):
+//
+//   Media.WebPDecode.Sprite100x80        ≤ 0.3 ms
+//   Media.PNGDecode.Frame1280x768        (no budget; reported)
+//   Media.Composite.Full1280x768         ≤ 2 ms   (scaled base copy + one feathered overlay)
+//   Media.Composite.OverlayOnly1280x768  ≤ 0.2 ms (same base key: overlay region only)
+//   Media.Store.RenderReadDuringIngest   the longest render-side read (p100) while a
+//                                        pipeline decodes 60-image batches on another thread
+import Benchmark
+import Foundation
+import LIVAMedia
+import LIVAProtocol
+
+/// A deterministic image with smooth gradients and some texture, like an avatar frame.
+func sampleImage(width: Int, height: Int, seed: Int) -> RGBAImage {
+  var image = RGBAImage(width: width, height: height)
+  var noise = UInt32(truncatingIfNeeded: seed &* 2_654_435_761 | 1)
+  for y in 0..<height {
+    for x in 0..<width {
+      noise ^= noise << 13
+      noise ^= noise >> 17
+      noise ^= noise << 5
+      let jitter = Int(noise & 7)
+      image[x, y] = RGBA(
+        UInt8((x * 255 / width + jitter) & 255), UInt8((y * 255 / height + jitter) & 255),
+        UInt8((x + y + seed) & 255), 255)
+    }
+  }
+  return image
+}
+
+let benchmarks: @Sendable () -> Void = {
+  Benchmark.defaultConfiguration = .init(
+    metrics: [.wallClock, .mallocCountTotal], warmupIterations: 3,
+    maxDuration: .seconds(3), maxIterations: 2_000)
+
+  let codec = SystemImageCodec()
+  let sprite = sampleImage(width: 100, height: 80, seed: 1)
+  let spriteWebP = try! codec.encode(sprite, as: .webp, quality: 80)
+  let frame = sampleImage(width: 1280, height: 768, seed: 2)
+  let framePNG = try! codec.encode(frame, as: .png)
+
+  // Budget ≤ 0.3 ms.
+  Benchmark("Media.WebPDecode.Sprite100x80") { benchmark in
+    for _ in benchmark.scaledIterations {
+      blackHole(try! codec.decode(spriteWebP))
+    }
+  }
+
+  // No budget in the issue; a production base frame.
+  Benchmark("Media.PNGDecode.Frame1280x768", configuration: .init(maxIterations: 200)) {
+    benchmark in
+    for _ in benchmark.scaledIterations {
+      blackHole(try! codec.decode(framePNG))
+    }
+  }
+
+  let overlay = PlacedOverlay(image: sprite, rect: .at(x: 590, y: 420))
+  let moved = PlacedOverlay(image: sprite, rect: .at(x: 592, y: 421))
+
+  // Budget ≤ 2 ms: a new base frame every call (alternating keys), one feathered overlay.
+  Benchmark("Media.Composite.Full1280x768") { benchmark in
+    let compositor = Compositor(width: 1280, height: 768, featherWidth: 6)
+    var index = 0
+    benchmark.startMeasurement()
+    for _ in benchmark.scaledIterations {
+      index += 1
+      blackHole(compositor.render(base: frame, baseKey: "f/\(index)", overlays: [overlay]))
+    }
+  }
+
+  // Budget ≤ 0.2 ms: the base is unchanged, only the overlay region is redrawn.
+  Benchmark("Media.Composite.OverlayOnly1280x768") { benchmark in
+    let compositor = Compositor(width: 1280, height: 768, featherWidth: 6)
+    compositor.render(base: frame, baseKey: "f/0", overlays: [overlay])
+    var flip = false
+    benchmark.startMeasurement()
+    for _ in benchmark.scaledIterations {
+      flip.toggle()
+      blackHole(compositor.render(base: frame, baseKey: "f/0", overlays: [flip ? moved : overlay]))
+    }
+  }
+
+  // The render side reads the store while 60-image batches are decoded on another thread.
+  // Each iteration is one read: p100 is the longest render-side call.
+  Benchmark(
+    "Media.Store.RenderReadDuringIngest",
+    configuration: .init(metrics: [.wallClock], maxDuration: .seconds(3), maxIterations: 200_000)
+  ) { benchmark in
+    let store = OverlayImageStore(byteLimit: 16 << 20)
+    let pipeline = IngestPipeline(store: store) { _ in }
+    let keys = (0..<60).map { "talking_1_s_talking_1_e/\($0)/J1_X2_M0.webp" }
+    let feeding = Locked(true)
+    let feeder = Thread {
+      var message = 0
+      while feeding.value {
+        message += 1
+        pipeline.submit(
+          keys.map { EncodedOverlay(key: "\(message)/\($0)", data: spriteWebP) }, chunk: 0,
+          message: message)
+        // Keep the store from growing: drop the message before the next one.
+        while pipeline.statistics.queued > 30 && feeding.value { Thread.sleep(forTimeInterval: 0.001) }
+        pipeline.cancel(message: message - 1)
+      }
+    }
+    feeder.start()
+    var index = 0
+    benchmark.startMeasurement()
+    for _ in benchmark.scaledIterations {
+      index &+= 1
+      blackHole(store.image(for: "\(index % 8)/\(keys[index % 60])"))
+    }
+    benchmark.stopMeasurement()
+    feeding.value = false
+  }
+}
+
+/// A tiny lock-protected flag for the benchmark's feeder thread.
+final class Locked<Value: Sendable>: @unchecked Sendable {
+  // @unchecked Sendable: `storage` is only touched under `lock`.
+  private let lock = NSLock()
+  private var storage: Value
+  init(_ value: Value) { storage = value }
+  var value: Value {
+    get {
+      lock.lock()
+      defer { lock.unlock() }
+      return storage
+    }
+    set {
+      lock.lock()
+      storage = newValue
+      lock.unlock()
+    }
+  }
+}
