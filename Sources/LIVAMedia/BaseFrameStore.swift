@@ -28,6 +28,8 @@ import LIVAProtocol
 /// - **Bounded memory:** decoded frames live in a byte-bounded LRU (``memoryByteLimit``).
 /// - **Instant first frame:** ``idleFirstFrame()`` loads frame 0 of `idle_1_s_idle_1_e`
 ///   synchronously; other animations load lazily, in ``priorityOrder``.
+/// - **Render path:** ``decodedFrame(_:of:)`` only reads memory; ``frame(_:of:)`` and
+///   ``preload(_:frames:)`` may read and decode files and belong on a worker.
 public final class BaseFrameStore: Sendable {
   /// What the server's `base_animations_manifest` says about one animation.
   public struct ManifestEntry: Hashable, Sendable {
@@ -385,6 +387,27 @@ public final class BaseFrameStore: Sendable {
     decoded.insert(image, for: key, message: entry.id)
     state.withLock { $0.statistics.diskLoads += 1 }
     return image
+  }
+
+  /// Frame `index` of `animation` if it is decoded in memory now; never touches the disk and
+  /// never decodes, so the render path may call it. A nil is a planned hold: call
+  /// ``preload(_:frames:)`` (or ``frame(_:of:)``) from a worker to bring frames in.
+  public func decodedFrame(_ index: Int, of animation: AnimationName) -> RGBAImage? {
+    decoded.image(for: "\(animation.rawValue)/\(index)")
+  }
+
+  /// Reads and decodes frames of a cached animation into memory, on the calling thread (a
+  /// worker, never the render thread). Frames beyond ``memoryByteLimit`` push out the least
+  /// recently used ones, so preload what the next seconds of playback need.
+  public func preload(_ animation: AnimationName, frames: Range<Int>? = nil)
+    throws(LIVAMediaError)
+  {
+    guard let count = cachedEntry(animation)?.frames else {
+      throw LIVAMediaError(
+        .invalidArgument, "\(animation) is not cached", source: animation.rawValue)
+    }
+    let range = (frames ?? 0..<count).clamped(to: 0..<count)
+    for index in range { _ = try frame(index, of: animation) }
   }
 
   /// Frame 0 of the idle loop (`idle_1_s_idle_1_e`) when cached: the instant first frame.

@@ -68,6 +68,19 @@ public final class OverlayImageStore: Sendable {
     var statistics = Statistics()
     /// Keys removed during the current locked operation, reported after the lock is released.
     var removed: [String] = []
+    /// The stored keys each message uses, so evicting a message costs only its own keys.
+    var keysByMessage: [Int: Set<String>] = [:]
+
+    /// Records that `message` (nil: no message in particular) uses the stored `key`.
+    mutating func addOwner(_ message: Int?, to key: String) {
+      guard entries[key] != nil else { return }
+      if let message {
+        entries[key]?.owners.insert(message)
+        keysByMessage[message, default: []].insert(key)
+      } else {
+        entries[key]?.unowned = true
+      }
+    }
 
     mutating func unlink(_ key: String) {
       guard let entry = entries[key] else { return }
@@ -99,6 +112,10 @@ public final class OverlayImageStore: Sendable {
         statistics.bytes -= entry.image.byteCount
         statistics.count -= 1
         removed.append(key)
+        for owner in entry.owners {
+          keysByMessage[owner]?.remove(key)
+          if keysByMessage[owner]?.isEmpty == true { keysByMessage[owner] = nil }
+        }
       }
     }
   }
@@ -171,11 +188,7 @@ public final class OverlayImageStore: Sendable {
   public func retain(_ key: String, message: Int?) -> Bool {
     state.withLock { state in
       guard state.entries[key] != nil else { return false }
-      if let message {
-        state.entries[key]?.owners.insert(message)
-      } else {
-        state.entries[key]?.unowned = true
-      }
+      state.addOwner(message, to: key)
       state.statistics.deduplicated += 1
       return true
     }
@@ -200,11 +213,7 @@ public final class OverlayImageStore: Sendable {
     }
     let start: Start = state.withLock { state in
       if let entry = state.entries[key] {
-        if let message {
-          state.entries[key]?.owners.insert(message)
-        } else {
-          state.entries[key]?.unowned = true
-        }
+        state.addOwner(message, to: key)
         state.statistics.deduplicated += 1
         return .ready(entry.image)
       }
@@ -269,7 +278,8 @@ public final class OverlayImageStore: Sendable {
       for key in Array(state.inFlight.keys) {
         state.inFlight[key]?.owners.remove(message)
       }
-      for (key, entry) in state.entries where entry.owners.contains(message) {
+      for key in state.keysByMessage.removeValue(forKey: message) ?? [] {
+        guard let entry = state.entries[key] else { continue }
         state.entries[key]?.owners.remove(message)
         if entry.owners.count == 1 && !entry.unowned {
           state.remove(key)
@@ -281,15 +291,20 @@ public final class OverlayImageStore: Sendable {
 
   /// Removes every stored image (e.g. on memory pressure). Decodes under way still complete.
   public func purge() {
-    mutate { state in
-      state.statistics.removals += state.entries.count
-      state.removed.append(contentsOf: state.entries.keys)
-      state.entries.removeAll()
+    // Take the entries out under the lock; their pixel buffers are freed after it is released.
+    let dropped = mutate { state in
+      let dropped = state.entries
+      state.statistics.removals += dropped.count
+      state.removed.append(contentsOf: dropped.keys)
+      state.entries = [:]
+      state.keysByMessage = [:]
       state.newest = nil
       state.oldest = nil
       state.statistics.bytes = 0
       state.statistics.count = 0
+      return dropped
     }
+    _ = consume dropped
   }
 
   private func insertLocked(
@@ -299,8 +314,17 @@ public final class OverlayImageStore: Sendable {
       state.statistics.rejected += 1
       return false
     }
-    if state.entries[key] != nil { state.remove(key) }
+    var owners = owners
+    var unowned = unowned
+    if let previous = state.entries[key] {
+      // A replacement, not a removal: keep its users and do not report the key.
+      owners.formUnion(previous.owners)
+      unowned = unowned || previous.unowned
+      state.remove(key)
+      state.removed.removeLast()
+    }
     state.entries[key] = Entry(image: image, owners: owners, unowned: unowned)
+    for owner in owners { state.keysByMessage[owner, default: []].insert(key) }
     state.pushNewest(key)
     state.statistics.bytes += image.byteCount
     state.statistics.count += 1

@@ -30,6 +30,7 @@ struct BaseFrameStoreTests {
   @Test("frames round-trip through the disk layout and survive a reopen")
   func roundTrip() throws {
     let root = try TestSupport.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: root) }
     let images = frames(3)
     let store = try BaseFrameStore(root: root)
     try download(store, .idleForward, images, format: .webp)
@@ -51,6 +52,7 @@ struct BaseFrameStoreTests {
     ])
   func hostileNames(name: String) throws {
     let root = try TestSupport.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: root) }
     let store = try BaseFrameStore(root: root)
     #expect {
       try BaseFrameStore.animationName(name)
@@ -67,6 +69,7 @@ struct BaseFrameStoreTests {
   @Test("an interrupted download or write never yields a half animation or half frame")
   func interruptedWrites() throws {
     let root = try TestSupport.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: root) }
     let images = frames(2)
     do {
       let store = try BaseFrameStore(root: root)
@@ -98,6 +101,7 @@ struct BaseFrameStoreTests {
   @Test("writes are atomic: the final name only ever holds complete files")
   func atomicWrite() throws {
     let root = try TestSupport.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: root) }
     let url = root.appendingPathComponent("file.bin")
     try BaseFrameStore.writeAtomically(Data(repeating: 1, count: 10_000), to: url)
     try BaseFrameStore.writeAtomically(Data(repeating: 2, count: 5), to: url)
@@ -111,6 +115,7 @@ struct BaseFrameStoreTests {
   @Test("a damaged frame on disk is a typed error, not a crash")
   func damagedFrame() throws {
     let root = try TestSupport.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: root) }
     let store = try BaseFrameStore(root: root)
     try download(store, .idleForward, frames(2))
     let file = root.appendingPathComponent("idle_1_s_idle_1_e/frame_0001.png")
@@ -127,6 +132,7 @@ struct BaseFrameStoreTests {
   @Test("the plan lists missing and stale animations in priority order")
   func plan() throws {
     let root = try TestSupport.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: root) }
     let store = try BaseFrameStore(root: root)
     try download(store, .idleForward, frames(1), version: "3")
     try download(store, talking, frames(2), version: "1")
@@ -151,7 +157,10 @@ struct BaseFrameStoreTests {
   @Test("above the disk limit, least recently used whole animations go; the idle loop stays")
   func capEviction() throws {
     let root = try TestSupport.temporaryDirectory()
-    let probe = try BaseFrameStore(root: try TestSupport.temporaryDirectory())
+    defer { try? FileManager.default.removeItem(at: root) }
+    let probeRoot = try TestSupport.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: probeRoot) }
+    let probe = try BaseFrameStore(root: probeRoot)
     try download(probe, talking, frames(2))
     let perAnimation = probe.statistics.diskBytes
     // Room for three animations of this size, not four.
@@ -170,9 +179,26 @@ struct BaseFrameStoreTests {
     #expect(stats.evictions == 1 && stats.animations == 3 && stats.diskBytes <= store.diskByteLimit)
   }
 
+  @Test("the render-side read only sees frames already in memory")
+  func decodedFrameIsMemoryOnly() throws {
+    let root = try TestSupport.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: root) }
+    let images = frames(3)
+    let store = try BaseFrameStore(root: root)
+    try download(store, .idleForward, images)
+    #expect(store.decodedFrame(1, of: .idleForward) == nil)
+    #expect(store.statistics.diskLoads == 0)
+    try store.preload(.idleForward, frames: 1..<9)
+    #expect(store.statistics.diskLoads == 2)
+    #expect(store.decodedFrame(1, of: .idleForward) == images[1])
+    #expect(store.decodedFrame(0, of: .idleForward) == nil)
+    #expect(throws: LIVAMediaError.self) { try store.preload(talking) }
+  }
+
   @Test("decoded frames held in memory stay under their byte limit")
   func memoryBound() throws {
     let root = try TestSupport.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: root) }
     let frameBytes = 32 * 20 * 4
     let store = try BaseFrameStore(root: root, memoryByteLimit: frameBytes * 2)
     try download(store, .idleForward, frames(4))

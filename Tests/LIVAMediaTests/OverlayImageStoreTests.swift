@@ -90,10 +90,21 @@ struct OverlayImageStoreTests {
     store.insert(Self.image(), for: "d", message: nil)
     store.purge()
     #expect(removed.all.count == 3 && Set(removed.all[2]) == ["c", "d"])
+    // Replacing an image is not a removal, and keeps its users.
+    store.insert(Self.image(), for: "e", message: 3)
+    store.insert(Self.image(7), for: "e", message: 4)
+    #expect(removed.all.count == 3)
+    store.evict(message: 3)
+    #expect(store.isReady("e"))
+    store.evict(message: 4)
+    #expect(!store.isReady("e") && removed.all.last == ["e"])
+    store.insert(Self.image(), for: "c", message: 5)
+    store.insert(Self.image(), for: "d", message: 5)
+    #expect(removed.all.count == 4)
     // Reads and readiness checks never report anything.
     _ = store.image(for: "c")
     _ = store.isReady("d")
-    #expect(removed.all.count == 3)
+    #expect(removed.all.count == 4)
   }
 
   @Test("concurrent requests to decode one key run the codec once")
