@@ -14,6 +14,14 @@ let package = Package(
     .library(name: "LIVAEngine", targets: ["LIVAEngine"]),
     .library(name: "LIVAMedia", targets: ["LIVAMedia"]),
     .library(name: "SocketIO", targets: ["SocketIO"]),
+    .library(name: "SocketIOServer", targets: ["SocketIOServer"]),
+  ],
+  dependencies: [
+    .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
+    .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+    .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
   ],
   targets: [
     .target(name: "LIVAProtocol", swiftSettings: strict),
@@ -32,8 +40,35 @@ let package = Package(
         .target(name: "CLIVAJPEG", condition: .when(platforms: [.linux])),
       ],
       swiftSettings: strict),
-    .target(name: "SocketIO", swiftSettings: strict),
-    .testTarget(name: "SocketIOTests", dependencies: ["SocketIO"], swiftSettings: strict),
+    // Engine.IO 4 / Socket.IO 5: the pure codec and the client over swift-websocket's WSClient.
+    .target(
+      name: "SocketIO",
+      dependencies: [
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "WSClient", package: "swift-websocket"),
+      ],
+      swiftSettings: strict),
+    // The server side over Hummingbird's WebSocket upgrade (reference backend and tests).
+    .target(
+      name: "SocketIOServer",
+      dependencies: [
+        "SocketIO",
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HummingbirdCore", package: "hummingbird"),
+        .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+      ],
+      swiftSettings: strict),
+    .testTarget(
+      name: "SocketIOTests",
+      dependencies: [
+        "SocketIO", "SocketIOServer", "LIVAProtocol",
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      swiftSettings: strict),
     .testTarget(
       name: "LIVAProtocolTests", dependencies: ["LIVAProtocol"], swiftSettings: strict),
     .testTarget(

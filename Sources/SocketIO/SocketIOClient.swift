@@ -1,0 +1,437 @@
+import Logging
+import NIOCore
+import WSClient
+
+/// How a ``SocketIOClient`` connects.
+public struct SocketIOClientConfiguration: Sendable {
+  /// The server, e.g. `https://api.example.com` or `ws://127.0.0.1:5000`. `http`/`https` are
+  /// turned into `ws`/`wss`.
+  public var url: String
+  /// The Engine.IO path, `/socket.io/` by default.
+  public var path: String
+  /// Query parameters sent with the handshake (e.g. `user_id`), in order.
+  public var query: [(name: String, value: String)]
+  /// The namespace to join, `/` by default. One client joins one namespace.
+  public var namespace: String
+  /// The auth payload sent with the namespace CONNECT packet, if any.
+  public var auth: JSONValue?
+  /// When and how often to reconnect.
+  public var reconnection: ReconnectionPolicy
+  /// Limits on what the server may send.
+  public var limits: SocketIOLimits
+  /// How long to wait for the Engine.IO handshake after the WebSocket opened.
+  public var connectTimeout: Duration
+  /// The acknowledgement timeout of ``SocketIOClient/emitWithAck(_:_:timeout:)`` when none is given.
+  public var ackTimeout: Duration
+  /// How long to wait for the server's answer to a WebSocket close.
+  public var closeTimeout: Duration
+  /// The most emits kept while not connected; older ones are dropped beyond it.
+  public var maximumBufferedEmits: Int
+  /// Waits between reconnection attempts. Replace it in tests to control time.
+  public var sleep: @Sendable (Duration) async throws -> Void
+  /// A uniform random number in `0..<1` for the reconnection jitter. Replace it in tests.
+  public var random: @Sendable () -> Double
+
+  /// Creates a configuration; only the URL is required.
+  public init(
+    url: String, path: String = "/socket.io/", query: [(name: String, value: String)] = [],
+    namespace: String = "/", auth: JSONValue? = nil,
+    reconnection: ReconnectionPolicy = ReconnectionPolicy(), limits: SocketIOLimits = .default,
+    connectTimeout: Duration = .seconds(20), ackTimeout: Duration = .seconds(30),
+    closeTimeout: Duration = .seconds(2), maximumBufferedEmits: Int = 1_000
+  ) {
+    self.url = url
+    self.path = path
+    self.query = query
+    self.namespace = namespace
+    self.auth = auth
+    self.reconnection = reconnection
+    self.limits = limits
+    self.connectTimeout = connectTimeout
+    self.ackTimeout = ackTimeout
+    self.closeTimeout = closeTimeout
+    self.maximumBufferedEmits = maximumBufferedEmits
+    self.sleep = { try await Task.sleep(for: $0) }
+    self.random = { Double.random(in: 0..<1) }
+  }
+
+  /// The WebSocket URL of the Engine.IO endpoint, with `EIO=4&transport=websocket` and the
+  /// query parameters, percent-encoded.
+  public var engineURL: String {
+    var base = url
+    if base.hasPrefix("http://") {
+      base = "ws://" + base.dropFirst(7)
+    } else if base.hasPrefix("https://") {
+      base = "wss://" + base.dropFirst(8)
+    }
+    while base.hasSuffix("/") { base.removeLast() }
+    var path = path.hasPrefix("/") ? path : "/" + path
+    if !path.hasSuffix("/") { path += "/" }
+    var text = base + path + "?EIO=4&transport=websocket"
+    for item in query {
+      text += "&" + percentEncoded(item.name) + "=" + percentEncoded(item.value)
+    }
+    return text
+  }
+}
+
+private func percentEncoded(_ text: String) -> String {
+  let hex = Array("0123456789ABCDEF".utf8)
+  var bytes: [UInt8] = []
+  for byte in text.utf8 {
+    switch byte {
+    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+      UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
+      UInt8(ascii: "_"), UInt8(ascii: "~"):
+      bytes.append(byte)
+    default:
+      bytes.append(contentsOf: [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+    }
+  }
+  return String(decoding: bytes, as: UTF8.self)
+}
+
+/// A Socket.IO 5 client over a WebSocket (Engine.IO 4), safe to use from any task.
+///
+/// ```swift
+/// let client = SocketIOClient(configuration: .init(url: "https://backend", query: [("user_id", "42")]))
+/// await client.connect()
+/// for await event in client.events { ... }      // one consumer
+/// try await client.emit("user_message", ["message": "Hi"])
+/// ```
+///
+/// - Events the server sends before it acknowledges the namespace CONNECT (python-socketio
+///   does that for events emitted in its `connect` handler) are kept and delivered right
+///   after ``SocketIOStatus/connected(sid:)``.
+/// - The server is declared dead when no ping arrives within `pingInterval + pingTimeout`.
+/// - Emits made while not connected are buffered and sent once connected.
+/// - On a lost transport it reconnects following ``ReconnectionPolicy``; the
+///   ``statusUpdates`` stream reports every step.
+public actor SocketIOClient {
+  private struct Connection {
+    var writer: AsyncStream<[WebSocketFrame]>.Continuation
+    var generation: Int
+    var handshake: EngineIOHandshake?
+    var namespaceConnected = false
+    var earlyEvents: [SocketIOEvent] = []
+    var deadline: ContinuousClock.Instant
+    var outcome: SocketIODisconnectReason?
+  }
+
+  /// The configuration.
+  public nonisolated let configuration: SocketIOClientConfiguration
+  /// The events the server emits, across reconnections. Iterate it from one task.
+  public nonisolated let events: AsyncStream<SocketIOEvent>
+  /// Every status change. Iterate it from one task.
+  public nonisolated let statusUpdates: AsyncStream<SocketIOStatus>
+
+  private let eventsContinuation: AsyncStream<SocketIOEvent>.Continuation
+  private let statusContinuation: AsyncStream<SocketIOStatus>.Continuation
+  private let logger: Logger
+  /// The current status.
+  public private(set) var status: SocketIOStatus = .idle
+  private var runTask: Task<Void, Never>?
+  private var connection: Connection?
+  private var generation = 0
+  private var stopRequested = false
+  private var sendBuffer: [[WebSocketFrame]] = []
+  private var pendingAcks: [Int: CheckedContinuation<[JSONValue], any Error>] = [:]
+  private var nextAckID = 0
+
+  /// Creates a client. Nothing happens until ``connect()``.
+  /// - Parameter logger: where to log; by default nothing is logged.
+  public init(
+    configuration: SocketIOClientConfiguration,
+    logger: Logger = Logger(label: "SocketIO", factory: { _ in SwiftLogNoOpLogHandler() })
+  ) {
+    self.configuration = configuration
+    self.logger = logger
+    (events, eventsContinuation) = AsyncStream.makeStream()
+    (statusUpdates, statusContinuation) = AsyncStream.makeStream()
+  }
+
+  deinit {
+    runTask?.cancel()
+    eventsContinuation.finish()
+    statusContinuation.finish()
+  }
+
+  /// Starts connecting (and reconnecting) in the background. Does nothing when already started.
+  public func connect() {
+    guard runTask == nil else { return }
+    stopRequested = false
+    runTask = Task { await self.runLoop() }
+  }
+
+  /// Leaves the namespace, closes the transport and stops reconnecting. Pending
+  /// acknowledgements fail with `notConnected`.
+  public func disconnect() async {
+    stopRequested = true
+    let task = runTask
+    if let connection, connection.handshake != nil {
+      // Let the writer send the DISCONNECT, then end the session by finishing the writer.
+      if connection.namespaceConnected {
+        connection.writer.yield(
+          SocketIOPacket.disconnect(namespace: configuration.namespace).frames)
+      }
+      self.connection?.outcome = .clientDisconnect
+      connection.writer.finish()
+    } else {
+      connection?.outcome = .clientDisconnect
+      task?.cancel()  // still connecting, or waiting to reconnect
+    }
+    await task?.value
+    runTask = nil
+  }
+
+  /// Emits an event. Sent at once when connected, else buffered until the next connection.
+  /// - Throws: ``SocketIOError`` `notConnected` when the client was never started or was
+  ///   disconnected by the application.
+  public func emit(_ name: String, _ arguments: [JSONValue] = []) throws(SocketIOError) {
+    try send(SocketIOPacket.event(name, arguments, namespace: configuration.namespace).frames)
+  }
+
+  /// Emits an event and waits for the server's acknowledgement, returning its arguments.
+  /// - Throws: ``SocketIOError`` `ackTimeout` when no answer comes within `timeout`
+  ///   (default ``SocketIOClientConfiguration/ackTimeout``), `notConnected` when the
+  ///   connection ends first or the client is stopped.
+  public func emitWithAck(_ name: String, _ arguments: [JSONValue] = [], timeout: Duration? = nil)
+    async throws -> [JSONValue]
+  {
+    let id = nextAckID
+    nextAckID = nextAckID == Int(Int32.max) ? 0 : nextAckID + 1
+    let packet = SocketIOPacket.event(
+      name, arguments, namespace: configuration.namespace, ackID: id)
+    try send(packet.frames)
+    let timeout = timeout ?? configuration.ackTimeout
+    let timer = Task {
+      try await Task.sleep(for: timeout)
+      self.failAck(
+        id, SocketIOError(.ackTimeout, "no acknowledgement for \"\(name)\" within \(timeout)"))
+    }
+    defer { timer.cancel() }
+    return try await withCheckedThrowingContinuation { continuation in
+      pendingAcks[id] = continuation
+    }
+  }
+
+  private func failAck(_ id: Int, _ error: SocketIOError) {
+    pendingAcks.removeValue(forKey: id)?.resume(throwing: error)
+  }
+
+  private func send(_ frames: [WebSocketFrame]) throws(SocketIOError) {
+    guard runTask != nil, !stopRequested else {
+      throw SocketIOError(.notConnected, "the client is not started")
+    }
+    if let connection, connection.namespaceConnected {
+      connection.writer.yield(frames)
+    } else {
+      if sendBuffer.count >= configuration.maximumBufferedEmits { sendBuffer.removeFirst() }
+      sendBuffer.append(frames)
+    }
+  }
+
+  private func setStatus(_ newStatus: SocketIOStatus) {
+    status = newStatus
+    statusContinuation.yield(newStatus)
+  }
+
+  // MARK: Connection loop
+
+  private func runLoop() async {
+    var failures = 0
+    let policy = configuration.reconnection
+    while !stopRequested && !Task.isCancelled {
+      setStatus(.connecting)
+      let (reason, wasConnected) = await runConnection()
+      for (_, continuation) in pendingAcks {
+        continuation.resume(throwing: SocketIOError(.notConnected, "the connection ended"))
+      }
+      pendingAcks = [:]
+      setStatus(.disconnected(reason))
+      guard !stopRequested, reason.reconnects, policy.isEnabled, !Task.isCancelled else { break }
+      failures = wasConnected ? 1 : failures + 1
+      if failures >= policy.failureLimit && failures % policy.failureLimit == 0 {
+        setStatus(
+          .failed(
+            SocketIOError(.reconnectFailed, "\(failures) consecutive connection failures")))
+        if !policy.continuesAfterFailureLimit { break }
+      }
+      let delay = policy.delay(forAttempt: failures, random: configuration.random())
+      setStatus(.reconnecting(attempt: failures, delay: delay))
+      do {
+        try await configuration.sleep(delay)
+      } catch {
+        break
+      }
+    }
+    runTask = nil
+  }
+
+  /// Runs one transport connection to its end; returns why it ended and whether the
+  /// namespace was connected.
+  private func runConnection() async -> (SocketIODisconnectReason, Bool) {
+    generation += 1
+    let generation = generation
+    let (frames, writer) = AsyncStream<[WebSocketFrame]>.makeStream()
+    connection = Connection(
+      writer: writer, generation: generation,
+      deadline: .now + configuration.connectTimeout)
+    var wsConfiguration = WebSocketClientConfiguration(
+      maxFrameSize: configuration.limits.maximumPayloadBytes,
+      closeTimeout: configuration.closeTimeout)
+    wsConfiguration.validateUTF8 = true
+    var transportError: String?
+    do {
+      try await WebSocketClient.connect(
+        url: configuration.engineURL, configuration: wsConfiguration, logger: logger
+      ) { inbound, outbound, _ in
+        try await self.session(inbound: inbound, outbound: outbound, frames: frames)
+      }
+    } catch {
+      transportError = "\(error)"
+    }
+    let ended = connection
+    connection = nil
+    writer.finish()
+    let wasConnected = ended?.namespaceConnected ?? false
+    if let outcome = ended?.outcome { return (outcome, wasConnected) }
+    if let transportError, !wasConnected { return (.transportError(transportError), false) }
+    return (.transportClose, wasConnected)
+  }
+
+  private func session(
+    inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
+    frames: AsyncStream<[WebSocketFrame]>
+  ) async throws {
+    let limits = configuration.limits
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      group.addTask {
+        for await batch in frames {
+          for frame in batch {
+            switch frame {
+            case .text(let text): try await outbound.write(.text(text))
+            case .binary(let bytes): try await outbound.write(.binary(ByteBuffer(bytes: bytes)))
+            }
+          }
+        }
+      }
+      group.addTask {
+        var decoder = SocketIOPacketDecoder(limits: limits)
+        for try await message in inbound.messages(maxSize: limits.maximumPayloadBytes) {
+          let frame: WebSocketFrame
+          switch message {
+          case .text(let text): frame = .text(text)
+          case .binary(let buffer): frame = .binary(Array(buffer.readableBytesView))
+          }
+          guard await self.receive(frame, decoder: &decoder) else { return }
+        }
+      }
+      group.addTask { try await self.watchdog() }
+      _ = try await group.next()
+      group.cancelAll()
+    }
+  }
+
+  /// Ends the session when the ping deadline (or, before the handshake, the connect
+  /// deadline) passes.
+  private func watchdog() async throws {
+    while true {
+      guard let deadline = connection?.deadline else { return }
+      if ContinuousClock.now >= deadline {
+        if connection?.outcome == nil { connection?.outcome = .pingTimeout }
+        logger.debug("Socket.IO ping timeout")
+        return
+      }
+      // Wake at least every 100 ms: the deadline moves (and shrinks after the handshake).
+      try await Task.sleep(until: min(deadline, .now + .milliseconds(100)), clock: .continuous)
+    }
+  }
+
+  /// Handles one WebSocket frame; returns false when the session should end.
+  private func receive(_ frame: WebSocketFrame, decoder: inout SocketIOPacketDecoder) -> Bool {
+    guard connection != nil, connection?.outcome == nil else { return false }
+    do {
+      let packet = try EngineIOPacket(frame: frame, limits: configuration.limits)
+      switch packet {
+      case .open(let handshake):
+        connection?.handshake = handshake
+        extendDeadline()
+        var connect = SocketIOPacket.connect(namespace: configuration.namespace)
+        connect.payload = configuration.auth
+        connection?.writer.yield(connect.frames)
+      case .ping(let payload):
+        extendDeadline()
+        connection?.writer.yield([EngineIOPacket.pong(payload).frame])
+      case .close:
+        connection?.outcome = .transportClose
+        return false
+      case .message, .binaryMessage:
+        if let socketPacket = try decoder.decode(packet) { return handle(socketPacket) }
+      case .pong, .upgrade, .noop:
+        break
+      }
+    } catch {
+      // A bad packet is dropped; the decoder is ready for the next one.
+      logger.warning("Dropped a malformed Socket.IO packet: \(error)")
+    }
+    return true
+  }
+
+  private func extendDeadline() {
+    guard let handshake = connection?.handshake else { return }
+    connection?.deadline =
+      .now + .milliseconds(handshake.pingInterval) + .milliseconds(handshake.pingTimeout)
+  }
+
+  private func handle(_ packet: SocketIOPacket) -> Bool {
+    guard packet.namespace == configuration.namespace, let current = connection else {
+      return true
+    }
+    switch packet.kind {
+    case .connect:
+      let sid = packet.payload?["sid"]?.stringValue ?? ""
+      connection?.namespaceConnected = true
+      setStatus(.connected(sid: sid))
+      for event in current.earlyEvents { eventsContinuation.yield(event) }
+      connection?.earlyEvents = []
+      for frames in sendBuffer { current.writer.yield(frames) }
+      sendBuffer = []
+    case .connectError:
+      connection?.outcome = .connectRefused(packet.connectErrorMessage ?? "refused")
+      return false
+    case .disconnect:
+      connection?.outcome = .serverDisconnect
+      return false
+    case .event:
+      guard let name = packet.eventName else { return true }
+      var responder: (@Sendable ([JSONValue]) async -> Void)?
+      if let id = packet.ackID {
+        let generation = current.generation
+        let namespace = configuration.namespace
+        responder = { arguments in
+          await self.sendAck(
+            SocketIOPacket.ack(id, arguments, namespace: namespace), generation: generation)
+        }
+      }
+      let event = SocketIOEvent(
+        name: name, arguments: packet.arguments, namespace: packet.namespace,
+        responder: responder)
+      if current.namespaceConnected {
+        eventsContinuation.yield(event)
+      } else if current.earlyEvents.count < configuration.maximumBufferedEmits {
+        connection?.earlyEvents.append(event)
+      }
+    case .ack:
+      if let id = packet.ackID {
+        pendingAcks.removeValue(forKey: id)?.resume(returning: packet.arguments)
+      }
+    }
+    return true
+  }
+
+  private func sendAck(_ packet: SocketIOPacket, generation: Int) {
+    guard let connection, connection.generation == generation else { return }
+    connection.writer.yield(packet.frames)
+  }
+}

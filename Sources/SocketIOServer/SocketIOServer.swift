@@ -1,0 +1,491 @@
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import HummingbirdWebSocket
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import SocketIO
+
+/// How a ``SocketIOServer`` behaves.
+public struct SocketIOServerConfiguration: Sendable {
+  /// The Engine.IO path, `/socket.io/` by default.
+  public var path: String
+  /// How often the server pings each client.
+  public var pingInterval: Duration
+  /// How long the server waits for the pong before dropping the client.
+  public var pingTimeout: Duration
+  /// Limits on what clients may send; also the WebSocket frame limit.
+  public var limits: SocketIOLimits
+  /// The namespaces clients may join; others get a CONNECT_ERROR.
+  public var namespaces: Set<String>
+  /// Whether the server sends pings. Turn off only to test a client's ping timeout.
+  public var sendsPings: Bool
+
+  /// Creates a configuration; the defaults match python-socketio's.
+  public init(
+    path: String = "/socket.io/", pingInterval: Duration = .seconds(25),
+    pingTimeout: Duration = .seconds(20), limits: SocketIOLimits = .default,
+    namespaces: Set<String> = ["/"], sendsPings: Bool = true
+  ) {
+    self.path = path
+    self.pingInterval = pingInterval
+    self.pingTimeout = pingTimeout
+    self.limits = limits
+    self.namespaces = namespaces
+    self.sendsPings = sendsPings
+  }
+}
+
+/// Thrown from a connection handler to refuse a namespace connection; the client gets a
+/// CONNECT_ERROR with ``message``.
+public struct SocketIOConnectionRefusal: Error, Sendable, Hashable {
+  /// The message sent to the client.
+  public var message: String
+
+  /// Creates a refusal.
+  public init(_ message: String) { self.message = message }
+}
+
+/// A Socket.IO 5 / Engine.IO 4 server over Hummingbird's WebSocket upgrade (WebSocket
+/// transport only).
+///
+/// ```swift
+/// let server = SocketIOServer { socket in
+///   socket.join("room-1")                 // runs before the CONNECT ack is sent
+/// }
+/// let app = Application(router: Router(), server: server.httpServerBuilder)
+/// ```
+/// Accepted sockets appear on ``connections``; each socket's events on its
+/// ``SocketIOServerSocket/events``.
+public final class SocketIOServer: Sendable {
+  /// The configuration.
+  public let configuration: SocketIOServerConfiguration
+  /// Every socket after its namespace connection was accepted. Iterate it from one task.
+  public let connections: AsyncStream<SocketIOServerSocket>
+  private let connectionsContinuation: AsyncStream<SocketIOServerSocket>.Continuation
+  private let onConnect: @Sendable (SocketIOServerSocket) async throws -> Void
+  private let logger: Logger
+  private let sockets = NIOLockedValueBox<[String: SocketIOServerSocket]>([:])
+
+  /// Creates a server.
+  /// - Parameters:
+  ///   - onConnect: runs when a client joins a namespace, before the CONNECT ack: events it
+  ///     emits reach the client first (as with python-socketio). Throw
+  ///     ``SocketIOConnectionRefusal`` to refuse.
+  public init(
+    configuration: SocketIOServerConfiguration = .init(),
+    logger: Logger = Logger(label: "SocketIOServer", factory: { _ in SwiftLogNoOpLogHandler() }),
+    onConnect: @escaping @Sendable (SocketIOServerSocket) async throws -> Void = { _ in }
+  ) {
+    self.configuration = configuration
+    self.logger = logger
+    self.onConnect = onConnect
+    (connections, connectionsContinuation) = AsyncStream.makeStream()
+  }
+
+  deinit { connectionsContinuation.finish() }
+
+  /// A Hummingbird server builder that upgrades Engine.IO WebSocket requests to this server.
+  public var httpServerBuilder: HTTPServerBuilder {
+    .http1WebSocketUpgrade(
+      configuration: HTTP1WebSocketUpgradeChannel.Configuration(
+        ws: WebSocketServerConfiguration(
+          maxFrameSize: configuration.limits.maximumPayloadBytes, autoPing: .disabled,
+          closeTimeout: .seconds(2)))
+    ) { request, _, _ in
+      self.upgrade(request)
+    }
+  }
+
+  /// Decides a WebSocket upgrade: Engine.IO 4 WebSocket requests on the configured path are
+  /// upgraded and served, others are not.
+  public func upgrade(_ request: HTTPRequest)
+    -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>>
+  {
+    let target = request.path ?? ""
+    let (path, query) = Self.split(target)
+    guard path == configuration.path || path + "/" == configuration.path,
+      query["EIO"] == "4", query["transport"] == "websocket"
+    else { return .dontUpgrade }
+    return .upgrade([:]) { inbound, outbound, _ in
+      await self.serve(inbound: inbound, outbound: outbound, query: query)
+    }
+  }
+
+  /// The connected sockets.
+  public var connectedSockets: [SocketIOServerSocket] {
+    sockets.withLockedValue { Array($0.values) }
+  }
+
+  /// Emits an event to every socket in `room` on `namespace`.
+  public func emit(
+    _ name: String, _ arguments: [JSONValue] = [], toRoom room: String, namespace: String = "/"
+  ) {
+    for socket in connectedSockets
+    where socket.namespace == namespace && socket.rooms.contains(room) {
+      socket.emit(name, arguments)
+    }
+  }
+
+  /// Emits an event to every socket on `namespace`.
+  public func broadcast(_ name: String, _ arguments: [JSONValue] = [], namespace: String = "/") {
+    for socket in connectedSockets where socket.namespace == namespace {
+      socket.emit(name, arguments)
+    }
+  }
+
+  // MARK: Serving one connection
+
+  private func serve(
+    inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, query: [String: String]
+  ) async {
+    let (frames, writer) = AsyncStream<[WebSocketFrame]>.makeStream()
+    let session = EngineSession(id: Self.makeID(), writer: writer, query: query)
+    let handshake = EngineIOHandshake(
+      sid: session.id, upgrades: [], pingInterval: Self.milliseconds(configuration.pingInterval),
+      pingTimeout: Self.milliseconds(configuration.pingTimeout),
+      maxPayload: configuration.limits.maximumPayloadBytes)
+    writer.yield([EngineIOPacket.open(handshake).frame])
+    let configuration = configuration
+    await withThrowingTaskGroup(of: Void.self) { group in
+      group.addTask {
+        for await batch in frames {
+          for frame in batch {
+            switch frame {
+            case .text(let text): try await outbound.write(.text(text))
+            case .binary(let bytes): try await outbound.write(.binary(ByteBuffer(bytes: bytes)))
+            }
+          }
+        }
+      }
+      if configuration.sendsPings {
+        group.addTask {
+          try await Self.pingLoop(
+            session, interval: configuration.pingInterval, timeout: configuration.pingTimeout)
+        }
+      }
+      group.addTask {
+        var decoder = SocketIOPacketDecoder(limits: configuration.limits)
+        for try await message in inbound.messages(maxSize: configuration.limits.maximumPayloadBytes)
+        {
+          let frame: WebSocketFrame
+          switch message {
+          case .text(let text): frame = .text(text)
+          case .binary(let buffer): frame = .binary(Array(buffer.readableBytesView))
+          }
+          guard await self.receive(frame, session: session, decoder: &decoder) else { return }
+        }
+      }
+      _ = try? await group.next()
+      group.cancelAll()
+    }
+    for socket in session.close() {
+      sockets.withLockedValue { _ = $0.removeValue(forKey: socket.id) }
+    }
+  }
+
+  private static func pingLoop(_ session: EngineSession, interval: Duration, timeout: Duration)
+    async throws
+  {
+    let clock = ContinuousClock()
+    while true {
+      try await Task.sleep(for: interval)
+      let sent = clock.now
+      session.send([EngineIOPacket.ping("").frame])
+      while session.lastPong < sent {
+        let remaining = sent.advanced(by: timeout) - clock.now
+        if remaining <= .zero { return }  // no pong: the session ends
+        try await Task.sleep(for: min(remaining, .milliseconds(5)))
+      }
+    }
+  }
+
+  /// Handles one frame; returns false when the connection should end.
+  private func receive(
+    _ frame: WebSocketFrame, session: EngineSession, decoder: inout SocketIOPacketDecoder
+  ) async -> Bool {
+    do {
+      let packet = try EngineIOPacket(frame: frame, limits: configuration.limits)
+      switch packet {
+      case .pong: session.receivedPong()
+      case .ping(let payload): session.send([EngineIOPacket.pong(payload).frame])
+      case .close: return false
+      case .message, .binaryMessage:
+        if let socketPacket = try decoder.decode(packet) {
+          await handle(socketPacket, session: session)
+        }
+      case .open, .upgrade, .noop: break
+      }
+    } catch {
+      logger.debug("Dropped a malformed packet from \(session.id): \(error)")
+    }
+    return !session.isClosed
+  }
+
+  private func handle(_ packet: SocketIOPacket, session: EngineSession) async {
+    let namespace = packet.namespace
+    switch packet.kind {
+    case .connect:
+      guard configuration.namespaces.contains(namespace) else {
+        session.send(SocketIOPacket.connectError("Invalid namespace", namespace: namespace).frames)
+        return
+      }
+      guard session.socket(namespace) == nil else { return }
+      let socket = SocketIOServerSocket(
+        id: Self.makeID(), namespace: namespace, auth: packet.payload, session: session)
+      do {
+        try await onConnect(socket)
+      } catch {
+        let message = (error as? SocketIOConnectionRefusal)?.message ?? "\(error)"
+        session.send(SocketIOPacket.connectError(message, namespace: namespace).frames)
+        return
+      }
+      session.add(socket)
+      sockets.withLockedValue { $0[socket.id] = socket }
+      session.send(
+        SocketIOPacket.connect(namespace: namespace, payload: ["sid": .string(socket.id)]).frames)
+      connectionsContinuation.yield(socket)
+    case .disconnect:
+      if let socket = session.remove(namespace) {
+        sockets.withLockedValue { _ = $0.removeValue(forKey: socket.id) }
+      }
+    case .event:
+      guard let socket = session.socket(namespace), let name = packet.eventName else { return }
+      var responder: (@Sendable ([JSONValue]) async -> Void)?
+      if let id = packet.ackID {
+        responder = { arguments in
+          session.send(SocketIOPacket.ack(id, arguments, namespace: namespace).frames)
+        }
+      }
+      socket.deliver(
+        SocketIOEvent(
+          name: name, arguments: packet.arguments, namespace: namespace, responder: responder))
+    case .ack:
+      if let id = packet.ackID { session.resolveAck(id, packet.arguments) }
+    case .connectError:
+      break
+    }
+  }
+
+  static func split(_ target: String) -> (String, [String: String]) {
+    guard let mark = target.firstIndex(of: "?") else { return (target, [:]) }
+    var query: [String: String] = [:]
+    for pair in target[target.index(after: mark)...].split(separator: "&") {
+      let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+      let key = percentDecoded(parts[0])
+      query[key] = parts.count > 1 ? percentDecoded(parts[1]) : ""
+    }
+    return (String(target[..<mark]), query)
+  }
+
+  private static func percentDecoded(_ text: Substring) -> String {
+    var bytes: [UInt8] = []
+    var iterator = Array(text.utf8)[...]
+    while let byte = iterator.popFirst() {
+      if byte == UInt8(ascii: "%"), iterator.count >= 2,
+        let value = UInt8(String(decoding: iterator.prefix(2), as: UTF8.self), radix: 16)
+      {
+        bytes.append(value)
+        iterator = iterator.dropFirst(2)
+      } else if byte == UInt8(ascii: "+") {
+        bytes.append(UInt8(ascii: " "))
+      } else {
+        bytes.append(byte)
+      }
+    }
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  static func makeID() -> String {
+    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    var generator = SystemRandomNumberGenerator()
+    return String(
+      decoding: (0..<20).map { _ in alphabet.randomElement(using: &generator)! }, as: UTF8.self)
+  }
+
+  private static func milliseconds(_ duration: Duration) -> Int {
+    let (seconds, attoseconds) = duration.components
+    return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
+  }
+}
+
+/// One Engine.IO connection: its writer, its namespace sockets, its pending acks.
+final class EngineSession: Sendable {
+  private struct State {
+    var sockets: [String: SocketIOServerSocket] = [:]
+    var pendingAcks: [Int: CheckedContinuation<[JSONValue], any Error>] = [:]
+    var nextAckID = 0
+    var lastPong: ContinuousClock.Instant = .now
+    var pongs = 0
+    var closed = false
+  }
+
+  let id: String
+  let query: [String: String]
+  private let writer: AsyncStream<[WebSocketFrame]>.Continuation
+  private let state = NIOLockedValueBox(State())
+
+  init(id: String, writer: AsyncStream<[WebSocketFrame]>.Continuation, query: [String: String]) {
+    self.id = id
+    self.writer = writer
+    self.query = query
+  }
+
+  var lastPong: ContinuousClock.Instant { state.withLockedValue { $0.lastPong } }
+
+  var pongs: Int { state.withLockedValue { $0.pongs } }
+
+  func receivedPong() {
+    state.withLockedValue {
+      $0.lastPong = .now
+      $0.pongs += 1
+    }
+  }
+
+  var isClosed: Bool { state.withLockedValue { $0.closed } }
+
+  /// Queues frames; they are written in order, never interleaved with another packet's.
+  func send(_ frames: [WebSocketFrame]) {
+    writer.yield(frames)
+  }
+
+  /// Writes what is queued, then ends the connection.
+  func finishWriting() {
+    writer.finish()
+  }
+
+  func socket(_ namespace: String) -> SocketIOServerSocket? {
+    state.withLockedValue { $0.sockets[namespace] }
+  }
+
+  func add(_ socket: SocketIOServerSocket) {
+    state.withLockedValue { $0.sockets[socket.namespace] = socket }
+  }
+
+  func remove(_ namespace: String) -> SocketIOServerSocket? {
+    let socket = state.withLockedValue { $0.sockets.removeValue(forKey: namespace) }
+    socket?.finish()
+    return socket
+  }
+
+  func registerAck(_ continuation: CheckedContinuation<[JSONValue], any Error>) -> Int? {
+    state.withLockedValue { state in
+      guard !state.closed else { return nil }
+      let id = state.nextAckID
+      state.nextAckID += 1
+      state.pendingAcks[id] = continuation
+      return id
+    }
+  }
+
+  func resolveAck(_ id: Int, _ arguments: [JSONValue]) {
+    state.withLockedValue { $0.pendingAcks.removeValue(forKey: id) }?.resume(returning: arguments)
+  }
+
+  func failAck(_ id: Int, _ error: SocketIOError) {
+    state.withLockedValue { $0.pendingAcks.removeValue(forKey: id) }?.resume(throwing: error)
+  }
+
+  /// Marks the session closed; fails pending acks; returns the sockets it had.
+  func close() -> [SocketIOServerSocket] {
+    let (sockets, acks) = state.withLockedValue { state in
+      state.closed = true
+      defer {
+        state.sockets = [:]
+        state.pendingAcks = [:]
+      }
+      return (Array(state.sockets.values), Array(state.pendingAcks.values))
+    }
+    writer.finish()
+    for ack in acks { ack.resume(throwing: SocketIOError(.notConnected, "the client left")) }
+    for socket in sockets { socket.finish() }
+    return sockets
+  }
+}
+
+/// A client's connection to one namespace, as the server sees it.
+public final class SocketIOServerSocket: Sendable {
+  /// The socket id (sent to the client in the CONNECT ack).
+  public let id: String
+  /// The namespace.
+  public let namespace: String
+  /// The auth payload of the client's CONNECT packet, if any.
+  public let auth: JSONValue?
+  /// The events the client emits. Iterate it from one task; it ends when the client leaves.
+  public let events: AsyncStream<SocketIOEvent>
+  private let eventsContinuation: AsyncStream<SocketIOEvent>.Continuation
+  private let session: EngineSession
+  private let roomSet = NIOLockedValueBox<Set<String>>([])
+
+  init(id: String, namespace: String, auth: JSONValue?, session: EngineSession) {
+    self.id = id
+    self.namespace = namespace
+    self.auth = auth
+    self.session = session
+    (events, eventsContinuation) = AsyncStream.makeStream()
+    roomSet.withLockedValue { _ = $0.insert(id) }
+  }
+
+  /// The Engine.IO session id.
+  public var engineID: String { session.id }
+  /// The handshake query parameters (e.g. `user_id`).
+  public var query: [String: String] { session.query }
+  /// The rooms the socket is in (always including its own id).
+  public var rooms: Set<String> { roomSet.withLockedValue { $0 } }
+
+  /// Puts the socket in `room`.
+  public func join(_ room: String) { roomSet.withLockedValue { _ = $0.insert(room) } }
+  /// Takes the socket out of `room`.
+  public func leave(_ room: String) { roomSet.withLockedValue { _ = $0.remove(room) } }
+
+  /// Emits an event to this client (binary values become attachments).
+  public func emit(_ name: String, _ arguments: [JSONValue] = []) {
+    session.send(SocketIOPacket.event(name, arguments, namespace: namespace).frames)
+  }
+
+  /// Emits an event and waits for the client's acknowledgement.
+  /// - Throws: ``SocketIOError`` `ackTimeout` or `notConnected`.
+  public func emitWithAck(
+    _ name: String, _ arguments: [JSONValue] = [], timeout: Duration = .seconds(30)
+  ) async throws -> [JSONValue] {
+    let session = session
+    let namespace = namespace
+    let idBox = NIOLockedValueBox<Int?>(nil)
+    let timer = Task {
+      try await Task.sleep(for: timeout)
+      if let id = idBox.withLockedValue({ $0 }) {
+        session.failAck(id, SocketIOError(.ackTimeout, "no acknowledgement for \"\(name)\""))
+      }
+    }
+    defer { timer.cancel() }
+    return try await withCheckedThrowingContinuation { continuation in
+      guard let id = session.registerAck(continuation) else {
+        continuation.resume(throwing: SocketIOError(.notConnected, "the client left"))
+        return
+      }
+      idBox.withLockedValue { $0 = id }
+      session.send(SocketIOPacket.event(name, arguments, namespace: namespace, ackID: id).frames)
+    }
+  }
+
+  /// How many pongs the client's transport has answered so far: a liveness measure.
+  public var pongsReceived: Int { session.pongs }
+
+  /// Drops the transport without a DISCONNECT packet, as a crash or a network failure
+  /// would; a client reconnects after this.
+  public func closeTransport() {
+    session.finishWriting()
+  }
+
+  /// Disconnects the client from the namespace (a DISCONNECT packet) and closes its
+  /// transport once everything queued before is written.
+  public func disconnect() {
+    session.send(SocketIOPacket.disconnect(namespace: namespace).frames)
+    session.finishWriting()
+  }
+
+  func deliver(_ event: SocketIOEvent) { eventsContinuation.yield(event) }
+
+  func finish() { eventsContinuation.finish() }
+}
