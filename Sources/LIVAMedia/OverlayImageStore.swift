@@ -46,12 +46,14 @@ public final class OverlayImageStore: Sendable {
   public let byteLimit: Int
 
   private struct Entry {
+    var key: String
     var image: RGBAImage
-    /// Messages that use the image; nil entries (`unowned`) are only evicted by LRU or purge.
+    /// Messages that use the image; `unowned` ones are only evicted by LRU or purge.
     var owners: Set<Int>
     var unowned: Bool
-    var newer: String?
-    var older: String?
+    /// Neighbours in the recency list, as slot numbers (-1: none).
+    var newer = -1
+    var older = -1
   }
 
   private struct InFlight {
@@ -60,10 +62,14 @@ public final class OverlayImageStore: Sendable {
     var waiters: [@Sendable (Result<RGBAImage, LIVAMediaError>) -> Void]
   }
 
+  /// Entries live in slots of an array, linked newest-to-oldest by slot number, so that a
+  /// render-side hit costs one hash of its key and a few array writes.
   private struct State {
-    var entries: [String: Entry] = [:]
-    var newest: String?
-    var oldest: String?
+    var slotOfKey: [String: Int] = [:]
+    var slots: [Entry?] = []
+    var freeSlots: [Int] = []
+    var newest = -1
+    var oldest = -1
     var inFlight: [String: InFlight] = [:]
     var statistics = Statistics()
     /// Keys removed during the current locked operation, reported after the lock is released.
@@ -71,52 +77,74 @@ public final class OverlayImageStore: Sendable {
     /// The stored keys each message uses, so evicting a message costs only its own keys.
     var keysByMessage: [Int: Set<String>] = [:]
 
-    /// Records that `message` (nil: no message in particular) uses the stored `key`.
-    mutating func addOwner(_ message: Int?, to key: String) {
-      guard entries[key] != nil else { return }
+    /// Records that `message` (nil: no message in particular) uses the image in `slot`.
+    mutating func addOwner(_ message: Int?, slot: Int) {
       if let message {
-        entries[key]?.owners.insert(message)
-        keysByMessage[message, default: []].insert(key)
+        slots[slot]!.owners.insert(message)
+        keysByMessage[message, default: []].insert(slots[slot]!.key)
       } else {
-        entries[key]?.unowned = true
+        slots[slot]!.unowned = true
       }
     }
 
-    mutating func unlink(_ key: String) {
-      guard let entry = entries[key] else { return }
-      if let newer = entry.newer {
-        entries[newer]?.older = entry.older
-      } else {
-        newest = entry.older
-      }
-      if let older = entry.older {
-        entries[older]?.newer = entry.newer
-      } else {
-        oldest = entry.newer
-      }
-      entries[key]?.newer = nil
-      entries[key]?.older = nil
+    /// Marks the image in `slot` most recently used.
+    mutating func touch(_ slot: Int) {
+      guard newest != slot else { return }
+      unlink(slot)
+      pushNewest(slot)
     }
 
-    mutating func pushNewest(_ key: String) {
-      entries[key]?.older = newest
-      entries[key]?.newer = nil
-      if let newest { entries[newest]?.newer = key }
-      newest = key
-      if oldest == nil { oldest = key }
+    mutating func unlink(_ slot: Int) {
+      let newer = slots[slot]!.newer
+      let older = slots[slot]!.older
+      if newer >= 0 { slots[newer]!.older = older } else { newest = older }
+      if older >= 0 { slots[older]!.newer = newer } else { oldest = newer }
+      slots[slot]!.newer = -1
+      slots[slot]!.older = -1
     }
 
-    mutating func remove(_ key: String) {
-      unlink(key)
-      if let entry = entries.removeValue(forKey: key) {
-        statistics.bytes -= entry.image.byteCount
-        statistics.count -= 1
-        removed.append(key)
-        for owner in entry.owners {
-          keysByMessage[owner]?.remove(key)
-          if keysByMessage[owner]?.isEmpty == true { keysByMessage[owner] = nil }
-        }
+    mutating func pushNewest(_ slot: Int) {
+      slots[slot]!.older = newest
+      slots[slot]!.newer = -1
+      if newest >= 0 { slots[newest]!.newer = slot }
+      newest = slot
+      if oldest < 0 { oldest = slot }
+    }
+
+    /// Stores `entry` as the most recently used image.
+    mutating func add(_ entry: Entry) {
+      let slot: Int
+      if let free = freeSlots.popLast() {
+        slot = free
+        slots[slot] = entry
+      } else {
+        slot = slots.count
+        slots.append(entry)
       }
+      slotOfKey[entry.key] = slot
+      for owner in entry.owners { keysByMessage[owner, default: []].insert(entry.key) }
+      pushNewest(slot)
+      statistics.bytes += entry.image.byteCount
+      statistics.count += 1
+    }
+
+    /// Removes `key`'s image and records the key as removed; returns the entry.
+    @discardableResult
+    mutating func remove(_ key: String) -> Entry? {
+      guard let slot = slotOfKey.removeValue(forKey: key), let entry = slots[slot] else {
+        return nil
+      }
+      unlink(slot)
+      slots[slot] = nil
+      freeSlots.append(slot)
+      statistics.bytes -= entry.image.byteCount
+      statistics.count -= 1
+      removed.append(key)
+      for owner in entry.owners {
+        keysByMessage[owner]?.remove(key)
+        if keysByMessage[owner]?.isEmpty == true { keysByMessage[owner] = nil }
+      }
+      return entry
     }
   }
 
@@ -151,22 +179,19 @@ public final class OverlayImageStore: Sendable {
   /// decode. Counts a hit or a miss and marks the image recently used.
   public func image(for key: String) -> RGBAImage? {
     state.withLock { state in
-      guard let image = state.entries[key]?.image else {
+      guard let slot = state.slotOfKey[key], let image = state.slots[slot]?.image else {
         state.statistics.misses += 1
         return nil
       }
       state.statistics.hits += 1
-      if state.newest != key {
-        state.unlink(key)
-        state.pushNewest(key)
-      }
+      state.touch(slot)
       return image
     }
   }
 
   /// Whether `key` is decoded and readable now. Never waits; changes no statistics.
   public func isReady(_ key: String) -> Bool {
-    state.withLock { $0.entries[key] != nil }
+    state.withLock { $0.slotOfKey[key] != nil }
   }
 
   /// Current statistics.
@@ -187,8 +212,8 @@ public final class OverlayImageStore: Sendable {
   /// Lets an ingest pipeline skip work for images a previous message already decoded.
   public func retain(_ key: String, message: Int?) -> Bool {
     state.withLock { state in
-      guard state.entries[key] != nil else { return false }
-      state.addOwner(message, to: key)
+      guard let slot = state.slotOfKey[key] else { return false }
+      state.addOwner(message, slot: slot)
       state.statistics.deduplicated += 1
       return true
     }
@@ -212,10 +237,10 @@ public final class OverlayImageStore: Sendable {
       case decode
     }
     let start: Start = state.withLock { state in
-      if let entry = state.entries[key] {
-        state.addOwner(message, to: key)
+      if let slot = state.slotOfKey[key], let image = state.slots[slot]?.image {
+        state.addOwner(message, slot: slot)
         state.statistics.deduplicated += 1
-        return .ready(entry.image)
+        return .ready(image)
       }
       if state.inFlight[key] != nil {
         if let message {
@@ -279,9 +304,9 @@ public final class OverlayImageStore: Sendable {
         state.inFlight[key]?.owners.remove(message)
       }
       for key in state.keysByMessage.removeValue(forKey: message) ?? [] {
-        guard let entry = state.entries[key] else { continue }
-        state.entries[key]?.owners.remove(message)
-        if entry.owners.count == 1 && !entry.unowned {
+        guard let slot = state.slotOfKey[key] else { continue }
+        state.slots[slot]!.owners.remove(message)
+        if state.slots[slot]!.owners.isEmpty && !state.slots[slot]!.unowned {
           state.remove(key)
           state.statistics.removals += 1
         }
@@ -293,13 +318,15 @@ public final class OverlayImageStore: Sendable {
   public func purge() {
     // Take the entries out under the lock; their pixel buffers are freed after it is released.
     let dropped = mutate { state in
-      let dropped = state.entries
-      state.statistics.removals += dropped.count
-      state.removed.append(contentsOf: dropped.keys)
-      state.entries = [:]
+      let dropped = state.slots
+      state.statistics.removals += state.slotOfKey.count
+      state.removed.append(contentsOf: state.slotOfKey.keys)
+      state.slotOfKey = [:]
+      state.slots = []
+      state.freeSlots = []
       state.keysByMessage = [:]
-      state.newest = nil
-      state.oldest = nil
+      state.newest = -1
+      state.oldest = -1
       state.statistics.bytes = 0
       state.statistics.count = 0
       return dropped
@@ -316,19 +343,16 @@ public final class OverlayImageStore: Sendable {
     }
     var owners = owners
     var unowned = unowned
-    if let previous = state.entries[key] {
+    if let previous = state.remove(key) {
       // A replacement, not a removal: keep its users and do not report the key.
       owners.formUnion(previous.owners)
       unowned = unowned || previous.unowned
-      state.remove(key)
       state.removed.removeLast()
     }
-    state.entries[key] = Entry(image: image, owners: owners, unowned: unowned)
-    for owner in owners { state.keysByMessage[owner, default: []].insert(key) }
-    state.pushNewest(key)
-    state.statistics.bytes += image.byteCount
-    state.statistics.count += 1
-    while state.statistics.bytes > byteLimit, let oldest = state.oldest, oldest != key {
+    state.add(Entry(key: key, image: image, owners: owners, unowned: unowned))
+    while state.statistics.bytes > byteLimit, state.oldest >= 0,
+      let oldest = state.slots[state.oldest]?.key, oldest != key
+    {
       state.remove(oldest)
       state.statistics.evictions += 1
     }
