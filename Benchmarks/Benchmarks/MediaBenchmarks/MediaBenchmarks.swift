@@ -117,21 +117,8 @@ let benchmarks: @Sendable () -> Void = {
     while message.value < 2 { Thread.sleep(forTimeInterval: 0.001) }
     // Read the keys of the message being decoded: a mix of hits and misses.
     let readKeys = (0..<60).map { "\(message.value)/\(keys[$0])" }
-    var longest: UInt64 = 0
-    var total: UInt64 = 0
-    let reads = 5_000
-    benchmark.startMeasurement()
-    for index in 0..<reads {
-      let start = DispatchTime.now().uptimeNanoseconds
-      blackHole(store.image(for: readKeys[index % 60]))
-      let elapsed = DispatchTime.now().uptimeNanoseconds - start
-      longest = max(longest, elapsed)
-      total += elapsed
-    }
-    benchmark.stopMeasurement()
+    timeReads(store, readKeys, benchmark, longest: longestRead, mean: meanRead)
     feeding.value = false
-    benchmark.measurement(longestRead, Int(longest))
-    benchmark.measurement(meanRead, Int(total / UInt64(reads)))
   }
 
   // The control for the benchmark above: the same reads with no ingest running, so the
@@ -145,21 +132,29 @@ let benchmarks: @Sendable () -> Void = {
     let store = OverlayImageStore(byteLimit: 16 << 20)
     let keys = (0..<60).map { "1/talking_1_s_talking_1_e/\($0)/J1_X2_M0.webp" }
     for key in keys.prefix(30) { store.insert(sprite, for: key, message: 1) }
-    var longest: UInt64 = 0
-    var total: UInt64 = 0
-    let reads = 5_000
-    benchmark.startMeasurement()
-    for index in 0..<reads {
-      let start = DispatchTime.now().uptimeNanoseconds
-      blackHole(store.image(for: keys[index % 60]))
-      let elapsed = DispatchTime.now().uptimeNanoseconds - start
-      longest = max(longest, elapsed)
-      total += elapsed
-    }
-    benchmark.stopMeasurement()
-    benchmark.measurement(longestRead, Int(longest))
-    benchmark.measurement(meanRead, Int(total / UInt64(reads)))
+    timeReads(store, keys, benchmark, longest: longestRead, mean: meanRead)
   }
+}
+
+/// Times 5,000 render-side reads of `keys` one by one and reports the slowest and the mean.
+func timeReads(
+  _ store: OverlayImageStore, _ keys: [String], _ benchmark: Benchmark,
+  longest longestMetric: BenchmarkMetric, mean meanMetric: BenchmarkMetric
+) {
+  var longest: UInt64 = 0
+  var total: UInt64 = 0
+  let reads = 5_000
+  benchmark.startMeasurement()
+  for index in 0..<reads {
+    let start = DispatchTime.now().uptimeNanoseconds
+    blackHole(store.image(for: keys[index % keys.count]))
+    let elapsed = DispatchTime.now().uptimeNanoseconds - start
+    longest = max(longest, elapsed)
+    total += elapsed
+  }
+  benchmark.stopMeasurement()
+  benchmark.measurement(longestMetric, Int(longest))
+  benchmark.measurement(meanMetric, Int(total / UInt64(reads)))
 }
 
 /// A tiny lock-protected flag for the benchmark's feeder thread.
