@@ -25,6 +25,14 @@ public struct SystemImageCodec: ImageCodec {
     #endif
   }
 
+  #if os(Linux)
+    /// Creates the codec with libwebp looked up under `webPLibraryNames` (tests use a name
+    /// that does not exist to check the behaviour of a machine without libwebp).
+    init(webPLibraryNames: [String]) {
+      webp = Result { () throws(LIVAMediaError) in try WebPLibrary(names: webPLibraryNames) }
+    }
+  #endif
+
   /// Whether WebP decoding and encoding work here (on Linux: `libwebp.so.7` was found).
   public var supportsWebP: Bool {
     #if os(Linux)

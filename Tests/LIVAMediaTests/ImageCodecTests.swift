@@ -54,6 +54,23 @@ struct ImageCodecTests {
     #expect(worst <= 12)
   }
 
+  #if os(Linux)
+    @Test("without libwebp, WebP is a typed error and PNG still works")
+    func missingWebPLibrary() throws {
+      let webp = try codec.encode(TestSupport.pattern(width: 4, height: 4), as: .webp)
+      let png = try codec.encode(TestSupport.pattern(width: 4, height: 4), as: .png)
+      let without = SystemImageCodec(webPLibraryNames: ["libwebp-not-installed.so.7"])
+      #expect(!without.supportsWebP && codec.supportsWebP)
+      #expect {
+        try without.decode(webp)
+      } throws: { ($0 as? LIVAMediaError)?.code == .libraryUnavailable }
+      #expect {
+        try without.encode(RGBAImage(width: 2, height: 2), as: .webp)
+      } throws: { ($0 as? LIVAMediaError)?.code == .libraryUnavailable }
+      #expect(try without.decode(png) == TestSupport.pattern(width: 4, height: 4))
+    }
+  #endif
+
   @Test("JPEG encoding is refused with a typed error")
   func jpegEncodeRefused() {
     #expect(throws: LIVAMediaError.self) {
@@ -80,9 +97,9 @@ struct ImageCodecTests {
   }
 
   @Test(
-    "every prefix of a valid file is an error or a valid image", arguments: ImageFormat.allCases)
-  func everyPrefix(format: ImageFormat) throws {
-    let data = try encoded(TestSupport.pattern(width: 20, height: 12), format)
+    "every prefix of a valid file is an error or a valid image", arguments: Variant.allCases)
+  func everyPrefix(variant: Variant) throws {
+    let data = try variant.data(codec)
     var errors = 0
     for length in 0..<data.count {
       do {
@@ -107,9 +124,9 @@ struct ImageCodecTests {
   }
 
   @Test(
-    "corrupt bytes give an error or a valid image, never a crash", arguments: ImageFormat.allCases)
-  func corruptBytes(format: ImageFormat) throws {
-    let data = try encoded(TestSupport.pattern(width: 20, height: 12), format)
+    "corrupt bytes give an error or a valid image, never a crash", arguments: Variant.allCases)
+  func corruptBytes(variant: Variant) throws {
+    let data = try variant.data(codec)
     var generator = SplitMix64(seed: 0x5EED)
     var errors = 0
     for round in 0..<300 {
@@ -126,8 +143,8 @@ struct ImageCodecTests {
         errors += 1
       }
     }
-    if format != .jpeg {
-      // PNG and WebP carry checksums or strict headers: most damage is noticed.
+    if variant == .png || variant == .webpLossless {
+      // PNG's CRCs and lossless WebP's strict bitstream notice most damage.
       #expect(errors > 100)
     }
   }
@@ -154,6 +171,24 @@ struct ImageCodecTests {
       return try TestSupport.fixture("gradient-24x16.jpg")
     case .png, .webp:
       return try codec.encode(image, as: format)
+    }
+  }
+}
+
+/// Encoded inputs for the robustness tests.
+enum Variant: String, CaseIterable, Sendable {
+  case png
+  case webpLossless
+  case webpLossy
+  case jpeg
+
+  func data(_ codec: SystemImageCodec) throws -> Data {
+    let image = TestSupport.pattern(width: 20, height: 12)
+    switch self {
+    case .png: return try codec.encode(image, as: .png)
+    case .webpLossless: return try codec.encode(image, as: .webp)
+    case .webpLossy: return try codec.encode(image, as: .webp, quality: 75)
+    case .jpeg: return try TestSupport.fixture("gradient-24x16.jpg")
     }
   }
 }
