@@ -9,6 +9,10 @@
 #include <jpeglib.h>
 #include <jerror.h>
 
+#if !defined(JCS_EXTENSIONS)
+#error "LIVAMedia's JPEG shim needs libjpeg-turbo (JCS_EXT_RGBA); install libjpeg-dev from Debian"
+#endif
+
 struct liva_error_manager {
   struct jpeg_error_mgr base;
   jmp_buf jump;

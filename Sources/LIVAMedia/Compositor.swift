@@ -25,6 +25,8 @@ public struct PlacedOverlay: Sendable {
 /// - With a ``featherWidth`` above zero, each overlay fades out over that many target pixels
 ///   inside the ellipse inscribed in its rectangle (smoothstep falloff), so no seam shows
 ///   where the sprite meets the base. Zero gives hard rectangular edges.
+/// - Overlays whose rectangle is degenerate, entirely off-frame, or more than four times the
+///   target's width or height are skipped.
 /// - When ``render(base:baseKey:overlays:)`` gets the same `baseKey` as last time, only the
 ///   rectangles of the previous overlays are restored from the cached scaled base and the
 ///   new overlays drawn: the cost is proportional to the overlay area, not the frame.
@@ -54,13 +56,15 @@ public final class Compositor {
   private var lastBaseKey: String?
   private var dirty: [PixelBox] = []
   private var geometryCache: [GeometryKey: OverlayGeometry] = [:]
+  /// Bytes of masks in ``geometryCache``; the cache is emptied above 8 MiB.
+  private var geometryBytes = 0
 
-  /// Creates a compositor for a `width`×`height` target.
+  /// Creates a compositor for a `width`×`height` target (each at least 1).
   public init(width: Int, height: Int, featherWidth: Double = 0) {
-    self.width = width
-    self.height = height
-    self.featherWidth = max(0, featherWidth)
-    self.frame = RGBAImage(width: width, height: height, fill: RGBA(0, 0, 0, 255))
+    self.width = max(1, width)
+    self.height = max(1, height)
+    self.featherWidth = featherWidth.isFinite ? max(0, featherWidth) : 0
+    self.frame = RGBAImage(width: self.width, height: self.height, fill: RGBA(0, 0, 0, 255))
   }
 
   /// Gives `body` read access to the last rendered frame's pixels without copying.
@@ -171,7 +175,10 @@ public final class Compositor {
     let y = overlay.rect.y * scaleY
     let w = rectWidth * scaleX
     let h = rectHeight * scaleY
+    // Degenerate, off-screen or absurdly large rectangles (they come from the server) are
+    // skipped: the geometry of an overlay costs memory in proportion to its area.
     guard w >= 0.5, h >= 0.5, x.isFinite, y.isFinite, w.isFinite, h.isFinite,
+      w <= Double(4 * width), h <= Double(4 * height),
       x < Double(width), y < Double(height), x + w > 0, y + h > 0
     else { return nil }
     let originX = Int(x.rounded(.down))
@@ -192,9 +199,13 @@ public final class Compositor {
 
   private func geometry(for key: GeometryKey) -> OverlayGeometry {
     if let cached = geometryCache[key] { return cached }
-    if geometryCache.count >= 32 { geometryCache.removeAll(keepingCapacity: true) }
     let geometry = OverlayGeometry(key)
+    if geometryBytes + geometry.mask.count > 8 << 20 {
+      geometryCache.removeAll(keepingCapacity: true)
+      geometryBytes = 0
+    }
     geometryCache[key] = geometry
+    geometryBytes += geometry.mask.count
     return geometry
   }
 

@@ -31,7 +31,8 @@ public struct RGBAImage: Hashable, Sendable {
     self.pixels = pixels
   }
 
-  /// An image filled with one colour.
+  /// An image filled with one colour. Width and height must be positive (a programming
+  /// error otherwise); for sizes from untrusted input use ``init(width:height:pixels:)``.
   public init(width: Int, height: Int, fill: RGBA = RGBA(0, 0, 0, 0)) {
     precondition(width > 0 && height > 0, "image dimensions must be positive")
     self.width = width

@@ -176,7 +176,7 @@ struct CompositorTests {
     #expect(compositor.frame[1, 0] == RGBA(0, 0, 0))
   }
 
-  @Test("overlays entirely outside the frame or degenerate are ignored")
+  @Test("overlays entirely outside the frame, degenerate or absurdly large are ignored")
   func degenerateOverlays() {
     let base = RGBAImage(width: 16, height: 16, fill: RGBA(1, 2, 3))
     let image = RGBAImage(width: 4, height: 4, fill: RGBA(255, 255, 255))
@@ -188,6 +188,9 @@ struct CompositorTests {
         PlacedOverlay(image: image, rect: .at(x: -10, y: -10)),
         PlacedOverlay(image: image, rect: .at(x: .nan, y: 2)),
         PlacedOverlay(image: image, rect: PlacementRect(x: 2, y: 2, width: 0.1, height: 4)),
+        // Absurd sizes from a hostile server: skipped, not allocated.
+        PlacedOverlay(image: image, rect: PlacementRect(x: 0, y: 0, width: 1e12, height: 1e12)),
+        PlacedOverlay(image: image, rect: PlacementRect(x: 0, y: 0, width: 4, height: .infinity)),
       ])
     #expect(compositor.frame == base)
   }
