@@ -64,11 +64,12 @@ public final class IngestPipeline: Sendable {
     public var limits: DecodeLimits
 
     /// Creates a configuration; the defaults suit a phone: `cores - 1` decoders, 300 queued
-    /// images (five chunks of 60), 32 MiB of queued bytes.
+    /// images (five chunks of 60), 32 MiB of queued bytes, and overlays of at most 1 Mpx
+    /// (a mouth sprite is about 100×80; a larger "sprite" is refused, not decoded).
     public init(
       maximumConcurrentDecodes: Int = max(1, ProcessInfo.processInfo.activeProcessorCount - 1),
       maximumQueuedImages: Int = 300, maximumQueuedBytes: Int = 32 << 20,
-      limits: DecodeLimits = DecodeLimits()
+      limits: DecodeLimits = DecodeLimits(maximumPixelCount: 1 << 20)
     ) {
       self.maximumConcurrentDecodes = max(1, maximumConcurrentDecodes)
       self.maximumQueuedImages = max(1, maximumQueuedImages)
