@@ -15,6 +15,7 @@ let package = Package(
     .library(name: "LIVAMedia", targets: ["LIVAMedia"]),
     .library(name: "SocketIO", targets: ["SocketIO"]),
     .library(name: "SocketIOServer", targets: ["SocketIOServer"]),
+    .library(name: "LIVA", targets: ["LIVA"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -80,3 +81,16 @@ let package = Package(
   ],
   swiftLanguageModes: [.v6]
 )
+
+// The client: the player pipeline (and, on top of it, the connection life cycle).
+package.targets += [
+  .target(
+    name: "LIVA",
+    dependencies: [
+      "LIVAEngine", "LIVAMedia", "LIVAProtocol", .product(name: "Logging", package: "swift-log"),
+    ],
+    swiftSettings: strict),
+  .testTarget(
+    name: "LIVATests", dependencies: ["LIVA", "LIVAEngine", "LIVAMedia", "LIVAProtocol"],
+    swiftSettings: strict),
+]

@@ -212,7 +212,7 @@ extension State {
     if let playing { keys.formUnion(playing.chunk.keys) }
     for chunk in queue { keys.formUnion(chunk.keys) }
     if let playing, playing.audioStarted { out.append(.stopAudio(playing.chunk.id)) }
-    if !keys.isEmpty { out.append(.evictImages(keys.sorted())) }
+    if let current = message { out.append(.evictImages(current.id, keys: keys.sorted())) }
     if let current = message, current.speaking {
       out.append(.speakingEnded(current.id, interrupted: true))
     }

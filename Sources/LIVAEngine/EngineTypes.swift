@@ -220,8 +220,10 @@ public enum EngineAction: Hashable, Sendable {
   case pauseAudio(ChunkID)
   /// Resume the paused audio.
   case resumeAudio(ChunkID)
-  /// These overlay images belong to an interrupted message only: drop them.
-  case evictImages([String])
+  /// The message was interrupted: drop its images. `keys` are the overlay keys of its
+  /// dropped chunks; content keys can be shared with other messages, so an owner that tracks
+  /// which messages use an image should evict by `message` instead.
+  case evictImages(MessageID, keys: [String])
   /// A chunk plan was accepted.
   case chunkQueued(ChunkID)
   /// The message's first overlay frame was drawn.

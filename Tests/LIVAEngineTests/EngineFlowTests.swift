@@ -136,7 +136,7 @@ struct EngineFlowTests {
     #expect(actions.contains(.chunkQueued(ChunkID(message: MessageID(1), index: 0))))
     let evicted: [String] =
       actions.compactMap { action -> [String]? in
-        if case .evictImages(let keys) = action { return keys }
+        if case .evictImages(_, let keys) = action { return keys }
         return nil
       }.first ?? []
     let remaining = Set(talkingWalk(count: 60, tag: "a")[20...].map { $0.layers[0].key })

@@ -1,0 +1,417 @@
+import Foundation
+import LIVAEngine
+import LIVAMedia
+import LIVAProtocol
+import Logging
+
+/// Accounting of a player, as a value: start-up, ticks, stalls, the engine's metrics and the
+/// lip-sync error of every overlay frame drawn.
+public struct PlayerMetrics: Sendable {
+  /// Seconds from the player's creation to its first presented frame (wall clock).
+  public var timeToFirstFrame: Double?
+  /// Display ticks handled.
+  public var ticks = 0
+  /// Ticks that came more than 1.5 display periods after the previous one.
+  public var lateTicks = 0
+  /// The longest time one tick took to handle (engine, compositing, presenting), in seconds.
+  public var longestRenderStall = 0.0
+  /// Frames presented.
+  public var framesPresented = 0
+  /// Draws whose base frame was not decoded in memory (the picture was held instead).
+  public var baseFrameMisses = 0
+  /// Draws whose overlay image had left the store (drawn without it... never: held instead).
+  public var overlayMisses = 0
+  /// Images the ingest pipeline shed under backpressure.
+  public var shedImages = 0
+  /// Images that failed to decode.
+  public var failedImages = 0
+  /// Events that failed validation and were dropped (each logged).
+  public var rejectedEvents = 0
+  /// For each overlay frame presented while its chunk's audio was playing: the audio position
+  /// minus the frame's own time (frame `k` belongs at `k / 30` s).
+  public var lipSync = SyncErrorStats()
+  /// The engine's own metrics.
+  public var engine = EngineMetrics()
+
+  /// Empty metrics.
+  public init() {}
+}
+
+/// The playback pipeline, independent of the transport: LIVA events in, frames and audio out.
+///
+/// ```
+/// events ─▶ handle(_:) ─▶ ingest (decode off the render thread) ─▶ overlay store ─┐
+///                     └─▶ engine (chunk plans, audio_end, requests)                │
+/// display link ─▶ tick ─▶ engine.tick ─▶ compositor (base + overlays) ─▶ surface ◀─┘
+///                              └─▶ actions ─▶ audio output (start/stop), evictions
+/// ```
+///
+/// Thread-safe: events may come from any task, ticks from the display link's thread, decode
+/// results from ingest workers. The render path never waits for a decode: a base frame or an
+/// overlay that is not in memory is a planned hold.
+public final class LIVAPlayer: Sendable {
+  /// Options of the pipeline.
+  public struct Configuration: Sendable {
+    /// Output width in pixels.
+    public var width: Int = 512
+    /// Output height in pixels.
+    public var height: Int = 512
+    /// Width of the soft edge of overlays, in output pixels (0: hard edges).
+    public var featherWidth: Double = 6
+    /// The engine's tuning.
+    public var engine = EngineConfiguration()
+    /// The ingest pipeline's limits.
+    public var ingest = IngestPipeline.Configuration()
+    /// Bytes of decoded overlay images kept.
+    public var overlayByteLimit = 64 << 20
+    /// Validation limits for incoming events.
+    public var eventLimits = LIVAEventLimits.default
+    /// The display rate the ticks are expected at (for counting late ticks).
+    public var expectedTickRate: Double = 60
+
+    /// The defaults.
+    public init() {}
+  }
+
+  private struct State {
+    var engine: LIVAEngine
+    var audioByChunk: [ChunkID: Data] = [:]
+    /// The ingest message number of the message being received (see ``messageFor(chunk:)``).
+    var ingestMessage = 0
+    var ingestHasChunkZero = false
+    var engineToIngest: [MessageID: Int] = [:]
+    var lastTick: Double?
+    var metrics = PlayerMetrics()
+    var started: ContinuousClock.Instant
+  }
+
+  /// The configuration the player was made with.
+  public let configuration: Configuration
+  /// The base frames (disk cache and decoded memory).
+  public let baseFrames: BaseFrameStore
+  /// The decoded overlay images.
+  public let overlays: OverlayImageStore
+  private let ingest: Protected<IngestPipeline?>
+  private let compositor: Protected<Compositor>
+  private let state: Protected<State>
+  private let audio: any AudioOutput
+  private let surface: any RenderSurface
+  private let logger: Logger
+
+  /// Creates a player drawing `baseFrames` and received overlays into `surface`, playing
+  /// chunk audio on `audio`.
+  public init(
+    configuration: Configuration = Configuration(), baseFrames: BaseFrameStore,
+    audio: any AudioOutput, surface: any RenderSurface,
+    logger: Logger = Logger(label: "liva.player")
+  ) {
+    self.configuration = configuration
+    self.baseFrames = baseFrames
+    self.audio = audio
+    self.surface = surface
+    self.logger = logger
+    let state = Protected(
+      State(engine: LIVAEngine(configuration: configuration.engine), started: .now))
+    self.state = state
+    self.compositor = Protected(
+      Compositor(
+        width: configuration.width, height: configuration.height,
+        featherWidth: configuration.featherWidth))
+    self.overlays = OverlayImageStore(byteLimit: configuration.overlayByteLimit) { keys in
+      state.withLock { state in
+        for key in keys { state.engine.imageEvicted(key) }
+      }
+    }
+    self.ingest = Protected(nil)
+    let pipeline = IngestPipeline(
+      store: overlays, configuration: configuration.ingest
+    ) { [state, logger] event in
+      Self.handle(event, state: state, logger: logger)
+    }
+    ingest.withLock { $0 = pipeline }
+    refreshAnimations()
+  }
+
+  // MARK: - Reading
+
+  /// Accounting so far.
+  public var metrics: PlayerMetrics {
+    state.withLock { state in
+      var metrics = state.metrics
+      metrics.engine = state.engine.metrics
+      return metrics
+    }
+  }
+
+  /// The engine's mode.
+  public var mode: EngineMode { state.withLock { $0.engine.mode } }
+
+  /// The animations the engine can draw now.
+  public var readyAnimations: [AnimationName] { state.withLock { $0.engine.graph.animations } }
+
+  // MARK: - Inputs
+
+  /// Tells the engine which base animations are complete on disk (after a download, or at
+  /// start with a warm cache), and starts decoding their frames into memory off this thread.
+  /// The production set of protocol.md is always looked for; pass any other names the
+  /// manifest listed in `names`.
+  public func refreshAnimations(_ names: some Sequence<AnimationName> = [AnimationName]()) {
+    var counts: [AnimationName: Int] = [:]
+    for name in BaseFrameStore.priorityOrder + Array(names) {
+      if let entry = baseFrames.cachedEntry(name) { counts[name] = entry.frames }
+    }
+    let newlyAvailable = state.withLock { state -> [AnimationName] in
+      let known = Set(state.engine.graph.animations)
+      state.engine.setAvailableAnimations(counts)
+      return counts.keys.filter { !known.contains($0) }.sorted { lhs, rhs in
+        let order = BaseFrameStore.priorityOrder
+        return (order.firstIndex(of: lhs) ?? order.count)
+          < (order.firstIndex(of: rhs) ?? order.count)
+      }
+    }
+    guard !newlyAvailable.isEmpty else { return }
+    preload(newlyAvailable)
+  }
+
+  /// Handles one decoded LIVA event (speech, images, requests). Base-animation download
+  /// events are the client's business and are ignored here.
+  public func handle(_ event: ServerEvent) {
+    switch event {
+    case .audioChunk(let chunk):
+      enqueue(chunk)
+    case .frameImagesBatch(let batch):
+      submit(batch.frames, chunk: batch.chunkIndex)
+    case .frameImage(let frame):
+      if let chunk = frame.chunkIndex { submit([frame], chunk: chunk) }
+    case .chunkImagesReady(let chunkIndex, let total):
+      let message = state.withLock { $0.ingestMessage }
+      ingest.withLock { $0 }?.chunkImagesSent(chunk: chunkIndex, message: message, total: total)
+    case .audioEnd:
+      state.withLock { $0.engine.audioEnded() }
+    case .playBaseAnimation(let name):
+      perform(state.withLock { $0.engine.requestAnimation(name) }, at: nil)
+    case .animationChunkMetadata(let metadata):
+      let frames = metadata.sections.flatMap(\.frames)
+      enqueuePlan(index: metadata.chunkIndex, frames: frames, audio: nil)
+    case .baseAnimationsManifest, .animationTotalFrames, .baseFrame, .animationFramesComplete:
+      break
+    }
+  }
+
+  /// Interrupts the current message (a new message from this side): stops its audio, evicts
+  /// its images, and returns the avatar to idle through the animation graph.
+  public func interrupt() {
+    perform(state.withLock { $0.engine.interrupt() }, at: nil)
+  }
+
+  /// Asks for a base animation (e.g. `hi_1_s_hi_1_e`) when the avatar is idle.
+  public func play(_ animation: AnimationName) {
+    perform(state.withLock { $0.engine.requestAnimation(animation) }, at: nil)
+  }
+
+  /// The render path: one display tick at display time `now`. Never waits for a decode.
+  public func tick(now: Double) {
+    let began = ContinuousClock.now
+    let clock = audio.position(at: now)
+    let (result, audioData) = state.withLock { state -> (TickResult, [ChunkID: Data]) in
+      if let last = state.lastTick, now - last > 1.5 / configuration.expectedTickRate {
+        state.metrics.lateTicks += 1
+      }
+      state.lastTick = now
+      state.metrics.ticks += 1
+      let result = state.engine.tick(now: now, audio: clock)
+      var audioData: [ChunkID: Data] = [:]
+      for case .startAudio(let id, _) in result.actions {
+        audioData[id] = state.audioByChunk[id]
+      }
+      return (result, audioData)
+    }
+    perform(result.actions, at: now, audioData: audioData)
+    if case .draw(let frame) = result.plan { render(frame, at: now) }
+    let elapsed = ContinuousClock.now - began
+    let seconds =
+      Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+    state.withLock { $0.metrics.longestRenderStall = max($0.metrics.longestRenderStall, seconds) }
+  }
+
+  // MARK: - Internals
+
+  /// Decodes base frames into memory on a worker, never on the caller's thread.
+  private func preload(_ names: [AnimationName]) {
+    let (store, logger) = (baseFrames, logger)
+    DispatchQueue.global(qos: .userInitiated).async {
+      for name in names {
+        do {
+          try store.preload(name)
+        } catch {
+          logger.warning(
+            "base frames failed to load", metadata: ["animation": "\(name)", "error": "\(error)"])
+        }
+      }
+    }
+  }
+
+  private func enqueue(_ chunk: AudioChunk) {
+    let frames = chunk.animations.flatMap { animation in
+      animation.sections.flatMap { section in
+        section.map { frame in
+          var frame = frame
+          if frame.zoneTopLeft == nil { frame.zoneTopLeft = animation.zoneTopLeft }
+          return frame
+        }
+      }
+    }
+    enqueuePlan(index: chunk.chunkIndex, frames: frames, audio: chunk.audio)
+  }
+
+  private func enqueuePlan(index: Int, frames: [OverlayFrame], audio data: Data?) {
+    let plan = ChunkPlan(
+      index: index,
+      frames: frames.map { frame in
+        PlannedFrame(
+          key: frame.overlayId, animation: frame.animationName,
+          baseFrame: frame.matchedSpriteFrameNumber,
+          rect: frame.placement ?? PlacementRect(x: 0, y: 0, width: 0, height: 0))
+      })
+    let actions = state.withLock { state -> [EngineAction] in
+      if index == 0 {
+        // A new message: its images are counted under a new ingest message, unless its
+        // batches already opened one (they may come before the plan).
+        if state.ingestHasChunkZero { state.ingestMessage += 1 }
+        state.ingestHasChunkZero = true
+      }
+      let actions = state.engine.enqueue(plan)
+      for case .chunkQueued(let id) in actions {
+        state.engineToIngest[id.message] = state.ingestMessage
+        if let data { state.audioByChunk[id] = data }
+      }
+      // Images that arrived before the plan are already in the store.
+      for frame in plan.frames {
+        for layer in frame.layers where overlays.isReady(layer.key) {
+          state.engine.imageReady(layer.key)
+        }
+      }
+      return actions
+    }
+    perform(actions, at: nil)
+  }
+
+  private func submit(_ frames: [OverlayFrame], chunk: Int) {
+    let encoded = frames.compactMap { frame in
+      frame.image.map { EncodedOverlay(key: frame.overlayId, data: $0.data) }
+    }
+    let message = state.withLock { state -> Int in
+      if chunk == 0 && state.ingestHasChunkZero && state.engine.playingChunk?.index ?? -1 > 0 {
+        // Chunk 0 images while a later chunk plays: a new message is starting.
+        state.ingestMessage += 1
+        state.ingestHasChunkZero = false
+      }
+      return state.ingestMessage
+    }
+    ingest.withLock { $0 }?.submit(encoded, chunk: chunk, message: message)
+  }
+
+  private static func handle(_ event: IngestEvent, state: Protected<State>, logger: Logger) {
+    switch event {
+    case .imageReady(let key, _, _):
+      state.withLock { $0.engine.imageReady(key) }
+    case .imageFailed(let key, let chunk, _, let error):
+      logger.warning(
+        "overlay image failed to decode",
+        metadata: ["key": "\(key)", "chunk": "\(chunk)", "error": "\(error)"])
+      state.withLock { $0.metrics.failedImages += 1 }
+    case .imageShed(let key, let chunk, _):
+      logger.warning(
+        "overlay image shed under backpressure", metadata: ["key": "\(key)", "chunk": "\(chunk)"])
+      state.withLock { $0.metrics.shedImages += 1 }
+    case .chunkReady(let chunk, let message, _):
+      state.withLock { state in
+        if state.ingestMessage == message { state.engine.chunkImagesComplete(chunkIndex: chunk) }
+      }
+    }
+  }
+
+  private func perform(
+    _ actions: [EngineAction], at time: Double?, audioData: [ChunkID: Data] = [:]
+  ) {
+    let now = time ?? state.withLock { $0.lastTick } ?? 0
+    for action in actions {
+      switch action {
+      case .startAudio(let id, let offset):
+        if let data = audioData[id] {
+          audio.start(id, audio: data, offset: offset, at: now)
+        } else {
+          logger.warning("no audio for chunk", metadata: ["chunk": "\(id)"])
+        }
+      case .stopAudio(let id):
+        audio.stop(id, at: now)
+      case .pauseAudio:
+        audio.pause(at: now)
+      case .resumeAudio:
+        audio.resume(at: now)
+      case .evictImages(let message, _):
+        let ingestMessage = state.withLock { state -> Int? in
+          state.audioByChunk = state.audioByChunk.filter { $0.key.message != message }
+          return state.engineToIngest.removeValue(forKey: message)
+        }
+        if let ingestMessage {
+          ingest.withLock { $0 }?.cancel(message: ingestMessage)
+          overlays.evict(message: ingestMessage)
+        }
+      case .chunkFinished(let report):
+        state.withLock { _ = $0.audioByChunk.removeValue(forKey: report.id) }
+        logger.debug(
+          "chunk finished",
+          metadata: [
+            "chunk": "\(report.id)", "drawn": "\(report.drawn)", "skipped": "\(report.skipped)",
+            "late": "\(report.late)",
+          ])
+      case .warning(let warning):
+        logger.warning("\(warning.message)", metadata: ["code": "\(warning.code)"])
+      case .chunkQueued, .speakingStarted, .speakingEnded, .modeChanged:
+        logger.trace("engine", metadata: ["action": "\(action)"])
+      }
+    }
+  }
+
+  private func render(_ frame: DrawnFrame, at time: Double) {
+    guard let base = baseFrames.decodedFrame(frame.index, of: frame.animation) else {
+      state.withLock { $0.metrics.baseFrameMisses += 1 }
+      logger.debug(
+        "base frame not in memory: held", metadata: ["frame": "\(frame.animation)#\(frame.index)"])
+      preload([frame.animation])
+      return
+    }
+    var placed: [PlacedOverlay] = []
+    for layer in frame.overlays {
+      guard let image = overlays.image(for: layer.key) else {
+        state.withLock { $0.metrics.overlayMisses += 1 }
+        return
+      }
+      placed.append(PlacedOverlay(image: image, rect: layer.rect))
+    }
+    let pixels = compositor.withLock { compositor -> [UInt8] in
+      _ = compositor.render(
+        base: base, baseKey: "\(frame.animation)#\(frame.index)", overlays: placed)
+      return compositor.withFrame { Array($0) }
+    }
+    let position = frame.chunk.flatMap { chunk in
+      audio.position(at: time).flatMap { $0.chunk == chunk ? $0.position : nil }
+    }
+    state.withLock { state in
+      state.metrics.framesPresented += 1
+      if state.metrics.timeToFirstFrame == nil {
+        let elapsed = ContinuousClock.now - state.started
+        state.metrics.timeToFirstFrame =
+          Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+      }
+      if let position, let index = frame.overlayIndex {
+        state.metrics.lipSync.record(position - Double(index) / configuration.engine.speakingFPS)
+      }
+    }
+    surface.present(
+      RenderedFrame(
+        time: time, width: configuration.width, height: configuration.height, pixels: pixels,
+        content: frame, audioPosition: position))
+  }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import LIVAEngine
+
+/// A source of display ticks: calls its handler once per screen refresh with the display time
+/// in seconds (any monotonic clock). `CADisplayLink` on Apple; ``RealTimeDisplayLink`` or
+/// ``VirtualDisplayLink`` headless.
+public protocol DisplayLink: AnyObject, Sendable {
+  /// Starts ticking; the handler is called on the link's own thread, one call at a time.
+  func start(_ onTick: @escaping @Sendable (Double) -> Void)
+  /// Stops ticking. No handler call starts after this returns.
+  func stop()
+}
+
+/// Plays the MP3 audio of speech chunks, started by the engine's actions, and reports where the
+/// playing chunk is so the engine can keep the lips on the sound.
+///
+/// Times are display times (the same clock as the ``DisplayLink``'s ticks).
+public protocol AudioOutput: AnyObject, Sendable {
+  /// Starts `chunk`'s audio at display time `time`, `offset` seconds into it.
+  func start(_ chunk: ChunkID, audio: Data, offset: Double, at time: Double)
+  /// Stops `chunk`'s audio at once (interrupt).
+  func stop(_ chunk: ChunkID, at time: Double)
+  /// Pauses whatever is playing.
+  func pause(at time: Double)
+  /// Resumes after ``pause(at:)``.
+  func resume(at time: Double)
+  /// Where the playing chunk's audio is at display time `time`, or nil when nothing plays.
+  func position(at time: Double) -> AudioClock?
+}
+
+/// A composited frame, ready to show or record.
+public struct RenderedFrame: Sendable {
+  /// The display time of the tick that produced it.
+  public var time: Double
+  /// Width in pixels.
+  public var width: Int
+  /// Height in pixels.
+  public var height: Int
+  /// Straight (not premultiplied) RGBA, 8 bits per channel, rows top to bottom, no padding.
+  public var pixels: [UInt8]
+  /// What the engine decided to draw (base animation and index, overlays, chunk, mode).
+  public var content: DrawnFrame
+  /// Where the frame's chunk audio was when the frame was drawn, if a chunk was playing.
+  public var audioPosition: Double?
+
+  /// Creates a frame.
+  public init(
+    time: Double, width: Int, height: Int, pixels: [UInt8], content: DrawnFrame,
+    audioPosition: Double?
+  ) {
+    self.time = time
+    self.width = width
+    self.height = height
+    self.pixels = pixels
+    self.content = content
+    self.audioPosition = audioPosition
+  }
+}
+
+/// Where composited frames go: a view on Apple, a recorder headless.
+public protocol RenderSurface: AnyObject, Sendable {
+  /// Shows (or records) a new frame. Called on the display link's thread; must not block.
+  func present(_ frame: RenderedFrame)
+}

@@ -1,0 +1,186 @@
+import Foundation
+import LIVA
+import LIVAEngine
+import LIVAMedia
+import LIVAProtocol
+import Testing
+
+/// A tiny avatar: 32×32 frames, each a flat colour encoding its animation and index, and 8×8
+/// mouth sprites of a colour that encodes the frame they belong to.
+struct FixtureAvatar {
+  static let counts: [String: Int] = [
+    "idle_1_s_idle_1_e": 6, "idle_1_e_idle_1_s": 6, "idle_1_e_talking_1_s": 4,
+    "talking_1_s_talking_1_e": 12, "talking_1_e_talking_1_s": 12, "talking_1_e_idle_1_s": 4,
+  ]
+  static let size = 32
+  let root: URL
+  let store: BaseFrameStore
+
+  init() throws {
+    root = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "liva-player-\(UUID().uuidString)")
+    store = try BaseFrameStore(root: root)
+    let codec = SystemImageCodec()
+    for (text, count) in Self.counts.sorted(by: { $0.key < $1.key }) {
+      let name = try AnimationName(parsing: text)
+      try store.beginDownload(name, frames: count)
+      for index in 0..<count {
+        let image = RGBAImage(
+          width: Self.size, height: Self.size, fill: Self.baseColour(text, index))
+        try store.storeFrame(try codec.encode(image, as: .png), index: index, of: name)
+      }
+      try store.finishDownload(name, version: "1")
+      try store.preload(name)
+    }
+  }
+
+  static func baseColour(_ animation: String, _ index: Int) -> RGBA {
+    RGBA(UInt8(counts.keys.sorted().firstIndex(of: animation)! * 30), UInt8(index * 10), 40)
+  }
+
+  static let mouth = RGBA(250, 20, 200)
+
+  static func sprite() throws -> Data {
+    try SystemImageCodec().encode(RGBAImage(width: 8, height: 8, fill: mouth), as: .png)
+  }
+}
+
+/// MPEG-1 Layer III frames (128 kbit/s, 44.1 kHz, no padding), enough for frame-header timing.
+func silentMP3(seconds: Double) -> Data {
+  let frames = Int((seconds * 44_100 / 1152).rounded(.up))
+  var data = Data()
+  for _ in 0..<frames {
+    var frame = [UInt8](repeating: 0, count: 417)
+    frame[0] = 0xFF
+    frame[1] = 0xFB
+    frame[2] = 0x90
+    frame[3] = 0x44
+    data.append(contentsOf: frame)
+  }
+  return data
+}
+
+/// Overlay frames for a message, walking the graph as production streams it.
+func wireFrames(count: Int, tag: String) throws -> [OverlayFrame] {
+  var sequence: [(String, Int)] = (0..<4).map { ("idle_1_e_talking_1_s", $0) }
+  var forward = true
+  while sequence.count < count {
+    let anim = forward ? "talking_1_s_talking_1_e" : "talking_1_e_talking_1_s"
+    sequence += (0..<12).map { (anim, $0) }
+    forward.toggle()
+  }
+  let sprite = try FixtureAvatar.sprite()
+  return try sequence.prefix(count).enumerated().map { position, entry in
+    OverlayFrame(
+      overlayId: "\(entry.0)/\(entry.1)/\(tag).png",
+      animationName: try AnimationName(parsing: entry.0),
+      matchedSpriteFrameNumber: entry.1, sequenceIndex: position,
+      coordinates: PlacementRect(x: 12, y: 20, width: 8, height: 8),
+      image: EncodedImage(data: sprite, mimeType: "image/png"))
+  }
+}
+
+/// Waits (bounded) until a condition holds: for work on other threads, not for timing.
+func eventually(_ condition: () -> Bool) async -> Bool {
+  for _ in 0..<500 {
+    if condition() { return true }
+    try? await Task.sleep(for: .milliseconds(10))
+  }
+  return condition()
+}
+
+@Suite("Player pipeline")
+struct PlayerTests {
+  final class Recorder: @unchecked Sendable {
+    // @unchecked: the virtual display link presents on the test's thread only.
+    var frames: [RenderedFrame] = []
+  }
+
+  func makePlayer(skew: Double = 0) throws -> (
+    LIVAPlayer, VirtualDisplayLink, HeadlessAudioOutput, Recorder
+  ) {
+    let avatar = try FixtureAvatar()
+    var configuration = LIVAPlayer.Configuration()
+    configuration.width = 64
+    configuration.height = 64
+    configuration.featherWidth = 0
+    let audio = HeadlessAudioOutput(clockSkew: skew)
+    let recorder = Recorder()
+    let player = LIVAPlayer(
+      configuration: configuration, baseFrames: avatar.store, audio: audio,
+      surface: CallbackSurface { recorder.frames.append($0) })
+    let link = VirtualDisplayLink()
+    link.start { player.tick(now: $0) }
+    return (player, link, audio, recorder)
+  }
+
+  func speak(_ player: LIVAPlayer, frames: [OverlayFrame], chunkSize: Int) {
+    var start = 0
+    var index = 0
+    while start < frames.count {
+      let slice = Array(frames[start..<min(start + chunkSize, frames.count)])
+      player.handle(.frameImagesBatch(FrameImagesBatch(frames: slice, chunkIndex: index)))
+      player.handle(
+        .audioChunk(
+          AudioChunk(
+            audio: silentMP3(seconds: Double(slice.count) / 30), chunkIndex: index,
+            totalFrameImages: slice.count,
+            animations: [ChunkAnimation(animationName: slice[0].animationName, sections: [slice])]))
+      )
+      player.handle(.chunkImagesReady(chunkIndex: index, totalImagesSent: slice.count))
+      start += chunkSize
+      index += 1
+    }
+    player.handle(.audioEnd)
+  }
+
+  @Test(
+    "a message plays from idle to idle: every mouth drawn once, on its base frame, lips on the audio",
+    arguments: [-0.01, 0, 0.01])
+  func messagePlays(skew: Double) async throws {
+    let (player, link, audio, recorder) = try makePlayer(skew: skew)
+    link.tick(at: 0)
+    let frames = try wireFrames(count: 60, tag: "a")
+    speak(player, frames: frames, chunkSize: 20)
+    #expect(await eventually { frames.allSatisfy { player.overlays.isReady($0.overlayId) } })
+    link.run(from: 0, to: 6)
+    let metrics = player.metrics
+    #expect(metrics.engine.pops == 0)
+    #expect(metrics.engine.desyncs == 0)
+    #expect(metrics.engine.overlayFramesDrawn + metrics.engine.lateFrames == 60)
+    #expect(metrics.baseFrameMisses == 0)
+    #expect(player.mode == .idle)
+    #expect(audio.segments.map(\.chunk.index) == [0, 1, 2])
+    #expect(metrics.lipSync.count >= 55)
+    #expect(metrics.lipSync.maxAbsolute <= 1.0 / 30 + 1e-9)
+    // The composited pixels: the mouth colour at its rect (scaled ×2), the base colour elsewhere.
+    let talking = recorder.frames.first { $0.content.overlayIndex == 10 }!
+    func pixel(_ frame: RenderedFrame, _ x: Int, _ y: Int) -> [UInt8] {
+      Array(frame.pixels[(y * frame.width + x) * 4..<(y * frame.width + x) * 4 + 4])
+    }
+    let m = FixtureAvatar.mouth
+    #expect(pixel(talking, 32, 48) == [m.r, m.g, m.b, 255])
+    let base = FixtureAvatar.baseColour(talking.content.animation.rawValue, talking.content.index)
+    #expect(pixel(talking, 4, 4) == [base.r, base.g, base.b, 255])
+  }
+
+  @Test("a new message interrupts the old one: its audio stops and its mouths never come back")
+  func interrupts() async throws {
+    let (player, link, audio, recorder) = try makePlayer()
+    link.tick(at: 0)
+    let first = try wireFrames(count: 60, tag: "a")
+    speak(player, frames: first, chunkSize: 20)
+    #expect(await eventually { first.allSatisfy { player.overlays.isReady($0.overlayId) } })
+    link.run(from: 0, to: 1.2)
+    let second = try wireFrames(count: 20, tag: "b")
+    speak(player, frames: second, chunkSize: 20)
+    #expect(await eventually { second.allSatisfy { player.overlays.isReady($0.overlayId) } })
+    link.run(from: 1.2, to: 5)
+    #expect(audio.segments.contains { $0.stoppedAt != nil })
+    let after = recorder.frames.filter { $0.time > 1.2 }
+    #expect(!after.contains { $0.content.overlays.contains { $0.key.hasSuffix("/a.png") } })
+    #expect(after.filter { !$0.content.overlays.isEmpty }.count == 20)
+    #expect(!first.contains { player.overlays.isReady($0.overlayId) })
+    #expect(player.metrics.engine.interrupts == 1)
+  }
+}
