@@ -16,6 +16,7 @@ let package = Package(
     .library(name: "SocketIO", targets: ["SocketIO"]),
     .library(name: "SocketIOServer", targets: ["SocketIOServer"]),
     .library(name: "LIVA", targets: ["LIVA"]),
+    .library(name: "LIVAServer", targets: ["LIVAServer"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -92,5 +93,16 @@ package.targets += [
     swiftSettings: strict),
   .testTarget(
     name: "LIVATests", dependencies: ["LIVA", "LIVAEngine", "LIVAMedia", "LIVAProtocol"],
+    swiftSettings: strict),
+]
+
+// The reference backend: avatar packs, the sample avatar, utterances, speech planning.
+package.targets += [
+  .target(
+    name: "LIVAServer",
+    dependencies: ["LIVAProtocol", "LIVAMedia"],
+    swiftSettings: strict),
+  .testTarget(
+    name: "LIVAServerTests", dependencies: ["LIVAServer", "LIVAProtocol", "LIVAMedia"],
     swiftSettings: strict),
 ]
