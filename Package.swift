@@ -101,6 +101,7 @@ package.targets += [
   .target(
     name: "LIVAServer",
     dependencies: ["LIVAProtocol", "LIVAMedia"],
+    resources: [.copy("Resources/utterances"), .copy("Resources/make_utterance.py")],
     swiftSettings: strict),
   .testTarget(
     name: "LIVAServerTests", dependencies: ["LIVAServer", "LIVAProtocol", "LIVAMedia"],
