@@ -1,0 +1,180 @@
+import Foundation
+import LIVAProtocol
+
+/// How bytes (audio, images) travel in a server event.
+public enum BinaryEncoding: String, Hashable, Sendable, CaseIterable {
+  /// A base64 string in the JSON.
+  case base64
+  /// A Socket.IO binary attachment (``LIVAProtocol/WireValue/binary(_:)``).
+  case binary
+}
+
+/// A server → client LIVA event: its wire name and payload, ready to emit.
+///
+/// The server-side counterpart of ``LIVAProtocol/ClientEvent``: the static constructors
+/// write the field names exactly as protocol.md gives them, and everything they write decodes
+/// back with ``LIVAProtocol/ServerEvent/decode(name:payload:limits:)``.
+public struct OutgoingEvent: Hashable, Sendable {
+  /// The event name on the wire.
+  public var name: String
+  /// The payload object.
+  public var payload: WireValue
+
+  /// Creates an event from raw parts (prefer the static constructors).
+  public init(name: String, payload: WireValue) {
+    self.name = name
+    self.payload = payload
+  }
+
+  static func bytes(_ data: Data, _ encoding: BinaryEncoding) -> WireValue {
+    encoding == .binary ? .binary(data) : .string(data.base64EncodedString())
+  }
+
+  static func int(_ value: Int) -> WireValue { .number(Double(value)) }
+
+  /// `receive_audio`: a chunk's audio and animation plan.
+  public static func receiveAudio(_ chunk: AudioChunk, encoding: BinaryEncoding) -> OutgoingEvent {
+    var payload: [String: WireValue] = [
+      "audio_data": bytes(chunk.audio, encoding),
+      "chunk_index": int(chunk.chunkIndex),
+      "total_frame_images": int(chunk.totalFrameImages),
+      "animationFramesChunk": .array(chunk.animations.map(chunkAnimation)),
+    ]
+    if let master = chunk.masterChunkIndex { payload["master_chunk_index"] = int(master) }
+    if let timestamp = chunk.timestamp { payload["timestamp"] = .string(timestamp) }
+    if let first = chunk.firstFrameImage {
+      var members: [String: WireValue] = ["image_data": bytes(first.image.data, encoding)]
+      if let mime = first.image.mimeType { members["image_mime"] = .string(mime) }
+      if let sheet = first.sheetFilename { members["sheet_filename"] = .string(sheet) }
+      payload["first_frame_image"] = .object(members)
+    }
+    return OutgoingEvent(name: "receive_audio", payload: .object(payload))
+  }
+
+  /// `receive_frame_images_batch`: up to 50 overlay images of a chunk. `emissionTimestamp`
+  /// (Unix milliseconds) overrides the batch's own when given.
+  public static func frameImagesBatch(
+    _ batch: FrameImagesBatch, encoding: BinaryEncoding, emissionTimestamp: Double? = nil
+  ) -> OutgoingEvent {
+    var payload: [String: WireValue] = [
+      "frames": .array(batch.frames.map { frame(withImage: $0, encoding: encoding) }),
+      "chunk_index": int(batch.chunkIndex),
+    ]
+    if let value = batch.batchIndex { payload["batch_index"] = int(value) }
+    if let value = batch.batchStartIndex { payload["batch_start_index"] = int(value) }
+    if let value = batch.batchSize { payload["batch_size"] = int(value) }
+    if let value = batch.totalBatches { payload["total_batches"] = int(value) }
+    if let value = emissionTimestamp ?? batch.emissionTimestamp {
+      payload["emission_timestamp"] = .number(value)
+    }
+    return OutgoingEvent(name: "receive_frame_images_batch", payload: .object(payload))
+  }
+
+  /// `chunk_images_ready` — `{chunk_index, total_images_sent}`.
+  public static func chunkImagesReady(chunkIndex: Int, totalImagesSent: Int) -> OutgoingEvent {
+    OutgoingEvent(
+      name: "chunk_images_ready",
+      payload: ["chunk_index": int(chunkIndex), "total_images_sent": int(totalImagesSent)])
+  }
+
+  /// `audio_end` — `{}`.
+  public static let audioEnd = OutgoingEvent(name: "audio_end", payload: .object([:]))
+
+  /// `play_base_animation` — `{animation_name}`.
+  public static func playBaseAnimation(_ animation: AnimationName) -> OutgoingEvent {
+    OutgoingEvent(
+      name: "play_base_animation", payload: ["animation_name": .string(animation.rawValue)])
+  }
+
+  /// `base_animations_manifest` — `{animations: {name: {frames, version}}}`.
+  public static func baseAnimationsManifest(_ animations: [AnimationName: BaseAnimationInfo])
+    -> OutgoingEvent
+  {
+    var members: [String: WireValue] = [:]
+    for (name, info) in animations {
+      var entry: [String: WireValue] = ["frames": int(info.frameCount)]
+      if let version = info.version { entry["version"] = .string(version) }
+      members[name.rawValue] = .object(entry)
+    }
+    return OutgoingEvent(
+      name: "base_animations_manifest", payload: ["animations": .object(members)])
+  }
+
+  /// `animation_total_frames` — `{animation_type, total_frames}`.
+  public static func animationTotalFrames(_ animation: AnimationName, totalFrames: Int)
+    -> OutgoingEvent
+  {
+    OutgoingEvent(
+      name: "animation_total_frames",
+      payload: ["animation_type": .string(animation.rawValue), "total_frames": int(totalFrames)])
+  }
+
+  /// `receive_base_frame` — `{animation_type, frame_index, frame_data: {data}}`, the image as a
+  /// data URL (`data:image/png;base64,...`) as production sends it.
+  public static func receiveBaseFrame(
+    _ animation: AnimationName, frameIndex: Int, image: Data, mimeType: String = "image/png"
+  ) -> OutgoingEvent {
+    OutgoingEvent(
+      name: "receive_base_frame",
+      payload: [
+        "animation_type": .string(animation.rawValue), "frame_index": int(frameIndex),
+        "frame_data": ["data": .string("data:\(mimeType);base64,\(image.base64EncodedString())")],
+      ])
+  }
+
+  /// `animation_frames_complete` — `{animation_type}`.
+  public static func animationFramesComplete(_ animation: AnimationName) -> OutgoingEvent {
+    OutgoingEvent(
+      name: "animation_frames_complete",
+      payload: ["animation_type": .string(animation.rawValue)])
+  }
+
+  // MARK: - Frame objects
+
+  static func chunkAnimation(_ animation: ChunkAnimation) -> WireValue {
+    var members: [String: WireValue] = [
+      "animation_name": .string(animation.animationName.rawValue),
+      "sections": .array(animation.sections.map { .array($0.map { frame($0) }) }),
+    ]
+    if let zone = animation.zoneTopLeft {
+      members["zone_top_left"] = [.number(zone.x), .number(zone.y)]
+    }
+    if let play = animation.masterFramePlayAt { members["master_frame_play_at"] = int(play) }
+    if let mode = animation.mode { members["mode"] = .string(mode) }
+    return .object(members)
+  }
+
+  /// A frame object without its image (as in `animationFramesChunk`).
+  static func frame(_ frame: OverlayFrame) -> WireValue { .object(frameMembers(frame)) }
+
+  static func frame(withImage frame: OverlayFrame, encoding: BinaryEncoding) -> WireValue {
+    var members = frameMembers(frame)
+    if let image = frame.image {
+      members["image_data"] = bytes(image.data, encoding)
+      if let mime = image.mimeType { members["image_mime"] = .string(mime) }
+    }
+    return .object(members)
+  }
+
+  private static func frameMembers(_ frame: OverlayFrame) -> [String: WireValue] {
+    var members: [String: WireValue] = [
+      "overlay_id": .string(frame.overlayId),
+      "animation_name": .string(frame.animationName.rawValue),
+      "matched_sprite_frame_number": int(frame.matchedSpriteFrameNumber),
+    ]
+    if let value = frame.sequenceIndex { members["sequence_index"] = int(value) }
+    if let value = frame.sectionIndex { members["section_index"] = int(value) }
+    if let value = frame.frameIndex { members["frame_index"] = int(value) }
+    if let value = frame.sheetFilename { members["sheet_filename"] = .string(value) }
+    if let value = frame.spriteIndexFolder { members["sprite_index_folder"] = .string(value) }
+    if let rect = frame.coordinates {
+      members["coordinates"] = [
+        .number(rect.x), .number(rect.y), .number(rect.width), .number(rect.height),
+      ]
+    }
+    if let value = frame.phonemeClass { members["char"] = .string(value) }
+    if let value = frame.viseme { members["viseme"] = .string(value) }
+    if let value = frame.chunkIndex { members["chunk_index"] = int(value) }
+    return members
+  }
+}
