@@ -88,7 +88,8 @@ package.targets += [
   .target(
     name: "LIVA",
     dependencies: [
-      "LIVAEngine", "LIVAMedia", "LIVAProtocol", .product(name: "Logging", package: "swift-log"),
+      "LIVAEngine", "LIVAMedia", "LIVAProtocol", "SocketIO",
+      .product(name: "Logging", package: "swift-log"),
     ],
     swiftSettings: strict),
   .testTarget(

@@ -97,15 +97,21 @@ public final class LIVAPlayer: Sendable {
   private let audio: any AudioOutput
   private let surface: any RenderSurface
   private let logger: Logger
+  private let observer: (@Sendable (EngineAction) -> Void)?
 
   /// Creates a player drawing `baseFrames` and received overlays into `surface`, playing
   /// chunk audio on `audio`.
+  ///
+  /// - Parameter observer: called with every engine action after it was carried out (speaking
+  ///   started or ended, chunk finished, mode changes, warnings), outside the player's locks.
   public init(
     configuration: Configuration = Configuration(), baseFrames: BaseFrameStore,
     audio: any AudioOutput, surface: any RenderSurface,
-    logger: Logger = Logger(label: "liva.player")
+    logger: Logger = Logger(label: "liva.player"),
+    observer: (@Sendable (EngineAction) -> Void)? = nil
   ) {
     self.configuration = configuration
+    self.observer = observer
     self.baseFrames = baseFrames
     self.audio = audio
     self.surface = surface
@@ -207,6 +213,11 @@ public final class LIVAPlayer: Sendable {
   /// Asks for a base animation (e.g. `hi_1_s_hi_1_e`) when the avatar is idle.
   public func play(_ animation: AnimationName) {
     perform(state.withLock { $0.engine.requestAnimation(animation) }, at: nil)
+  }
+
+  /// Counts an event that failed validation (the transport logs and drops it).
+  public func noteRejectedEvent() {
+    state.withLock { $0.metrics.rejectedEvents += 1 }
   }
 
   /// The render path: one display tick at display time `now`. Never waits for a decode.
@@ -371,6 +382,7 @@ public final class LIVAPlayer: Sendable {
       case .chunkQueued, .speakingStarted, .speakingEnded, .modeChanged:
         logger.trace("engine", metadata: ["action": "\(action)"])
       }
+      observer?(action)
     }
   }
 

@@ -1,0 +1,457 @@
+import Foundation
+import LIVAEngine
+import LIVAMedia
+import LIVAProtocol
+import Logging
+import SocketIO
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// How a ``LIVAClient`` connects and plays. A value with defaults; only the server and the
+/// ids are required.
+public struct LIVAConfiguration: Sendable {
+  /// The backend, e.g. `https://api.example.com` or `http://127.0.0.1:5000`.
+  public var serverURL: String
+  /// `user_id` of the handshake.
+  public var userID: String
+  /// `agent_id` of the handshake: which avatar.
+  public var agentID: String
+  /// `instance_id` of the handshake, `"default"` unless the app runs several.
+  public var instanceID: String = "default"
+  /// The canvas size asked of the server (`userResolution`) and the output frame size.
+  public var resolution: Int = 512
+  /// Where base animations are cached on disk.
+  public var cacheRoot: URL
+  /// Bytes of base-animation files kept on disk.
+  public var cacheByteLimit: Int = 512 << 20
+  /// Bytes of decoded base frames kept in memory.
+  public var decodedFrameByteLimit: Int = 256 << 20
+  /// The playback pipeline's options (engine timing, ingest limits, feathering).
+  public var player = LIVAPlayer.Configuration()
+  /// Send messages with HTTP `POST {server}/messages` (as the first iOS app did) instead of the
+  /// socket's `user_message`.
+  public var sendMessagesOverHTTP = false
+  /// Reconnection schedule of the socket.
+  public var reconnection = ReconnectionPolicy()
+  /// Where the client logs. The library never bootstraps logging.
+  public var logger = Logger(label: "liva")
+
+  /// Creates a configuration.
+  public init(serverURL: String, userID: String, agentID: String, cacheRoot: URL) {
+    self.serverURL = serverURL
+    self.userID = userID
+    self.agentID = agentID
+    self.cacheRoot = cacheRoot
+  }
+}
+
+/// Where a ``LIVAClient`` is in its life cycle.
+public enum LIVAState: Sendable, Hashable {
+  /// Created or disconnected.
+  case idle
+  /// Connecting (or reconnecting) to the backend.
+  case connecting
+  /// Connected; the idle animation is not available yet.
+  case connected
+  /// The idle animation is available: the avatar is on screen and can speak.
+  case ready
+  /// The avatar is speaking.
+  case speaking
+  /// Something failed; see the error. The client keeps trying to reconnect unless it was
+  /// disconnected.
+  case error(LIVAClientError)
+}
+
+/// The error of the client domain: connection, messages, downloads.
+public struct LIVAClientError: Error, Hashable, Sendable, CustomStringConvertible {
+  /// What went wrong, as an extensible set of static values.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    /// The stable identifier.
+    public let rawValue: String
+    /// Creates a code.
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    /// The cache directory could not be opened.
+    public static let cache = Code("cache")
+    /// The connection failed or was lost.
+    public static let connection = Code("connection")
+    /// A message could not be sent.
+    public static let send = Code("send")
+    /// An event from the server was malformed (it was dropped).
+    public static let protocolViolation = Code("protocolViolation")
+    /// A base animation could not be stored.
+    public static let download = Code("download")
+    /// The identifier.
+    public var description: String { rawValue }
+  }
+
+  /// What went wrong.
+  public var code: Code
+  /// A human explanation, with the underlying error's description.
+  public var message: String
+
+  /// Creates an error.
+  public init(_ code: Code, _ message: String) {
+    self.code = code
+    self.message = message
+  }
+
+  /// `code: message`.
+  public var description: String { "\(code): \(message)" }
+}
+
+/// A LIVA avatar connected to a backend: downloads the avatar's base animations (idle first),
+/// receives speech, and plays it through a ``LIVAPlayer`` driven by a ``DisplayLink``, into a
+/// ``RenderSurface`` and an ``AudioOutput``.
+///
+/// The first iOS SDK's API maps onto it as follows:
+///
+/// | first SDK | here |
+/// |---|---|
+/// | `configure(...)` | `LIVAClient(configuration:displayLink:audio:surface:)` |
+/// | `attachView(_:)` | the `surface` argument (LIVAKit's view on Apple) |
+/// | `connect()` / `disconnect()` | ``connect()`` / ``disconnect()`` |
+/// | `state` | ``state`` |
+/// | `onStateChange` / `onError` | ``states`` (errors arrive as ``LIVAState/error(_:)``) |
+/// | `sendMessage(_:)` | ``sendMessage(_:)`` |
+/// | `forceIdleNow()` | ``interrupt()`` |
+public final class LIVAClient: Sendable {
+  private struct State {
+    var state: LIVAState = .idle
+    var socket: SocketIOClient?
+    var tasks: [Task<Void, Never>] = []
+    var manifest: [AnimationName: BaseAnimationInfo] = [:]
+    var downloading: Set<AnimationName> = []
+    var continuations: [UUID: AsyncStream<LIVAState>.Continuation] = [:]
+    var connected = false
+  }
+
+  /// The configuration.
+  public let configuration: LIVAConfiguration
+  /// The playback pipeline (metrics, mode, direct event injection).
+  public let player: LIVAPlayer
+  private let displayLink: any DisplayLink
+  private let protectedState: Protected<State>
+  private let logger: Logger
+
+  /// Creates a client and starts drawing at once: with a warm cache the idle animation's first
+  /// frame is on screen at the first display tick, before any connection.
+  ///
+  /// - Throws: ``LIVAClientError`` `cache` when the cache directory cannot be opened.
+  public init(
+    configuration: LIVAConfiguration, displayLink: any DisplayLink, audio: any AudioOutput,
+    surface: any RenderSurface
+  ) throws(LIVAClientError) {
+    self.configuration = configuration
+    self.logger = configuration.logger
+    self.displayLink = displayLink
+    let store: BaseFrameStore
+    do {
+      store = try BaseFrameStore(
+        root: configuration.cacheRoot, diskByteLimit: configuration.cacheByteLimit,
+        memoryByteLimit: configuration.decodedFrameByteLimit)
+    } catch {
+      throw LIVAClientError(.cache, "cannot open \(configuration.cacheRoot.path): \(error)")
+    }
+    let state = Protected(State())
+    self.protectedState = state
+    var playerConfiguration = configuration.player
+    playerConfiguration.width = configuration.resolution
+    playerConfiguration.height = configuration.resolution
+    player = LIVAPlayer(
+      configuration: playerConfiguration, baseFrames: store, audio: audio, surface: surface,
+      logger: configuration.logger
+    ) { action in
+      switch action {
+      case .speakingStarted: Self.set(.speaking, in: state)
+      case .speakingEnded: Self.set(.ready, in: state)
+      default: break
+      }
+    }
+    // Warm cache: the idle frames are decoded from disk right away (off this thread).
+    try? store.preload(.idleForward, frames: 0..<1)
+    let player = player
+    displayLink.start { player.tick(now: $0) }
+  }
+
+  deinit { displayLink.stop() }
+
+  // MARK: - State
+
+  /// The current state.
+  public var state: LIVAState { protectedState.withLock { $0.state } }
+
+  /// Every state change from now on (the current state first). Each call makes a new stream.
+  public var states: AsyncStream<LIVAState> {
+    let (stream, continuation) = AsyncStream<LIVAState>.makeStream(
+      bufferingPolicy: .bufferingNewest(16))
+    let id = UUID()
+    let current = protectedState.withLock { state -> LIVAState in
+      state.continuations[id] = continuation
+      return state.state
+    }
+    continuation.yield(current)
+    continuation.onTermination = { [protectedState] _ in
+      protectedState.withLock { _ = $0.continuations.removeValue(forKey: id) }
+    }
+    return stream
+  }
+
+  /// Accounting of the pipeline.
+  public var metrics: PlayerMetrics { player.metrics }
+
+  private static func set(_ newState: LIVAState, in state: Protected<State>) {
+    let continuations = state.withLock { state -> [AsyncStream<LIVAState>.Continuation] in
+      guard state.state != newState else { return [] }
+      state.state = newState
+      return Array(state.continuations.values)
+    }
+    for continuation in continuations { continuation.yield(newState) }
+  }
+
+  private func set(_ newState: LIVAState) { Self.set(newState, in: protectedState) }
+
+  // MARK: - Connection
+
+  /// Connects to the backend (and keeps reconnecting when the connection drops), asks for the
+  /// avatar's manifest and downloads what the cache lacks, idle first.
+  public func connect() async {
+    let query = LIVAConnectionQuery(
+      userID: configuration.userID, agentID: configuration.agentID,
+      instanceID: configuration.instanceID, userResolution: String(configuration.resolution))
+    var socketConfiguration = SocketIOClientConfiguration(url: configuration.serverURL)
+    socketConfiguration.query = query.items
+    socketConfiguration.reconnection = configuration.reconnection
+    let socket = SocketIOClient(configuration: socketConfiguration, logger: logger)
+    let alreadyConnected = protectedState.withLock { state -> Bool in
+      guard state.socket == nil else { return true }
+      state.socket = socket
+      return false
+    }
+    guard !alreadyConnected else { return }
+    set(.connecting)
+    let events = Task { [self] in
+      for await event in socket.events { await handle(event) }
+    }
+    let statuses = Task { [self] in
+      for await status in socket.statusUpdates { await handle(status) }
+    }
+    protectedState.withLock { $0.tasks = [events, statuses] }
+    await socket.connect()
+  }
+
+  /// Disconnects and stops reconnecting. Playback of what was received goes on.
+  public func disconnect() async {
+    let (socket, tasks) = protectedState.withLock { state in
+      defer {
+        state.socket = nil
+        state.tasks = []
+        state.connected = false
+      }
+      return (state.socket, state.tasks)
+    }
+    await socket?.disconnect()
+    for task in tasks { task.cancel() }
+    set(.idle)
+  }
+
+  /// Sends a user message; the backend answers with speech. The animations ready to draw are
+  /// sent along so the backend only plans with those.
+  ///
+  /// - Throws: ``LIVAClientError`` `send` when the message cannot be sent.
+  public func sendMessage(_ text: String) async throws(LIVAClientError) {
+    let ready = player.readyAnimations
+    if configuration.sendMessagesOverHTTP {
+      try await postMessage(text, readyAnimations: ready)
+      return
+    }
+    guard let socket = protectedState.withLock({ $0.socket }) else {
+      throw LIVAClientError(.send, "not connected")
+    }
+    let event = ClientEvent.userMessage(text, readyAnimations: ready)
+    do {
+      try await socket.emit(event.name, [JSONValue(event.payload)])
+    } catch {
+      throw LIVAClientError(.send, "\(error)")
+    }
+  }
+
+  /// Interrupts the speech (the first SDK's `forceIdleNow`): audio stops, the mouths of the
+  /// message never come back, and the avatar returns to idle through its transitions.
+  public func interrupt() { player.interrupt() }
+
+  /// Plays a base animation (e.g. `hi_1_s_hi_1_e`) when the avatar is idle.
+  public func play(_ animation: AnimationName) { player.play(animation) }
+
+  // MARK: - Events
+
+  private func handle(_ status: SocketIOStatus) async {
+    switch status {
+    case .connected:
+      protectedState.withLock { $0.connected = true }
+      set(isIdleAvailable ? .ready : .connected)
+      await emit(.requestBaseAnimationsManifest(agentID: configuration.agentID))
+    case .connecting, .reconnecting:
+      protectedState.withLock { $0.connected = false }
+      set(.connecting)
+    case .disconnected(let reason):
+      protectedState.withLock { $0.connected = false }
+      if reason.reconnects {
+        set(.error(LIVAClientError(.connection, "connection lost: \(reason)")))
+      }
+    case .failed(let error):
+      protectedState.withLock { $0.connected = false }
+      set(.error(LIVAClientError(.connection, "reconnection gave up: \(error)")))
+    case .idle:
+      break
+    }
+  }
+
+  private var isIdleAvailable: Bool { player.readyAnimations.contains(.idleForward) }
+
+  private func emit(_ event: ClientEvent) async {
+    guard let socket = protectedState.withLock({ $0.socket }) else { return }
+    do {
+      try await socket.emit(event.name, [JSONValue(event.payload)])
+    } catch {
+      logger.warning("emit failed", metadata: ["event": "\(event.name)", "error": "\(error)"])
+    }
+  }
+
+  private func handle(_ event: SocketIOEvent) async {
+    let decoded: ServerEvent?
+    do {
+      decoded = try ServerEvent.decode(
+        name: event.name, arguments: event.arguments.map(WireValue.init),
+        limits: configuration.player.eventLimits)
+    } catch {
+      logger.warning(
+        "malformed event dropped", metadata: ["event": "\(event.name)", "error": "\(error)"])
+      player.noteRejectedEvent()
+      return
+    }
+    guard let decoded else {
+      logger.debug("unknown event ignored", metadata: ["event": "\(event.name)"])
+      return
+    }
+    switch decoded {
+    case .baseAnimationsManifest(let manifest):
+      await handleManifest(manifest)
+    case .animationTotalFrames(let name, let total):
+      do {
+        try player.baseFrames.beginDownload(name, frames: total)
+      } catch {
+        logger.warning("download refused", metadata: ["animation": "\(name)", "error": "\(error)"])
+      }
+    case .baseFrame(let frame):
+      do {
+        try player.baseFrames.storeFrame(
+          frame.image.data, index: frame.frameIndex, of: frame.animationName)
+      } catch {
+        logger.warning(
+          "base frame refused",
+          metadata: ["animation": "\(frame.animationName)", "error": "\(error)"])
+      }
+    case .animationFramesComplete(let name):
+      let version = protectedState.withLock { state -> String in
+        state.downloading.remove(name)
+        return state.manifest[name]?.version ?? "0"
+      }
+      do {
+        try player.baseFrames.finishDownload(name, version: version)
+      } catch {
+        logger.warning(
+          "download incomplete", metadata: ["animation": "\(name)", "error": "\(error)"])
+        set(.error(LIVAClientError(.download, "\(name): \(error)")))
+      }
+      player.refreshAnimations(protectedState.withLock { Array($0.manifest.keys) })
+      if isIdleAvailable && protectedState.withLock({ $0.connected && $0.state == .connected }) {
+        set(.ready)
+      }
+    default:
+      player.handle(decoded)
+    }
+  }
+
+  private func handleManifest(_ manifest: [AnimationName: BaseAnimationInfo]) async {
+    let entries = Dictionary(
+      uniqueKeysWithValues: manifest.map {
+        (
+          $0.key.rawValue,
+          BaseFrameStore.ManifestEntry(
+            frames: $0.value.frameCount, version: $0.value.version ?? "0")
+        )
+      })
+    let plan = player.baseFrames.plan(for: entries)
+    let requests = protectedState.withLock { state -> [AnimationName] in
+      state.manifest = manifest
+      let requests = plan.animations.filter { !state.downloading.contains($0) }
+      state.downloading.formUnion(requests)
+      return requests
+    }
+    player.refreshAnimations(Array(manifest.keys))
+    if isIdleAvailable { set(.ready) }
+    for name in requests {
+      await emit(.requestSpecificBaseAnimation(name, agentID: configuration.agentID))
+    }
+  }
+
+  private func postMessage(_ text: String, readyAnimations: [AnimationName])
+    async throws(LIVAClientError)
+  {
+    guard let url = URL(string: configuration.serverURL)?.appendingPathComponent("messages") else {
+      throw LIVAClientError(.send, "bad server URL \(configuration.serverURL)")
+    }
+    var request = URLRequest(url: url)
+    request.httpMethod = "POST"
+    request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+    request.setValue(configuration.userID, forHTTPHeaderField: "X-User-ID")
+    let body: [String: Any] = [
+      "AgentID": configuration.agentID, "message": text, "instance_id": configuration.instanceID,
+      "userResolution": String(configuration.resolution),
+      "readyAnimations": readyAnimations.map(\.rawValue),
+    ]
+    do {
+      request.httpBody = try JSONSerialization.data(withJSONObject: body)
+      let (_, response) = try await URLSession.shared.data(for: request)
+      if let http = response as? HTTPURLResponse, !(200..<300).contains(http.statusCode) {
+        throw LIVAClientError(.send, "POST /messages answered \(http.statusCode)")
+      }
+    } catch let error as LIVAClientError {
+      throw error
+    } catch {
+      throw LIVAClientError(.send, "POST /messages failed: \(error)")
+    }
+  }
+}
+
+extension WireValue {
+  /// Converts a Socket.IO value (binary attachments included) to the protocol's wire value.
+  init(_ value: JSONValue) {
+    switch value {
+    case .null: self = .null
+    case .bool(let bool): self = .bool(bool)
+    case .number(let number): self = .number(number)
+    case .string(let string): self = .string(string)
+    case .array(let array): self = .array(array.map(WireValue.init))
+    case .object(let object): self = .object(object.mapValues(WireValue.init))
+    case .binary(let bytes): self = .binary(Data(bytes))
+    }
+  }
+}
+
+extension JSONValue {
+  /// Converts a protocol wire value to a Socket.IO value (binary becomes an attachment).
+  init(_ value: WireValue) {
+    switch value {
+    case .null: self = .null
+    case .bool(let bool): self = .bool(bool)
+    case .number(let number): self = .number(number)
+    case .string(let string): self = .string(string)
+    case .array(let array): self = .array(array.map(JSONValue.init))
+    case .object(let object): self = .object(object.mapValues(JSONValue.init))
+    case .binary(let data): self = .binary(Array(data))
+    }
+  }
+}
