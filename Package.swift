@@ -83,17 +83,23 @@ let package = Package(
   swiftLanguageModes: [.v6]
 )
 
+// The bridge between Socket.IO values and LIVA wire values, shared by client and backend.
+package.targets += [
+  .target(name: "LIVAWire", dependencies: ["LIVAProtocol", "SocketIO"], swiftSettings: strict)
+]
+
 // The client: the player pipeline (and, on top of it, the connection life cycle).
 package.targets += [
   .target(
     name: "LIVA",
     dependencies: [
-      "LIVAEngine", "LIVAMedia", "LIVAProtocol", "SocketIO",
+      "LIVAEngine", "LIVAMedia", "LIVAProtocol", "LIVAWire", "SocketIO",
       .product(name: "Logging", package: "swift-log"),
     ],
     swiftSettings: strict),
   .testTarget(
-    name: "LIVATests", dependencies: ["LIVA", "LIVAEngine", "LIVAMedia", "LIVAProtocol"],
+    name: "LIVATests",
+    dependencies: ["LIVA", "LIVAEngine", "LIVAMedia", "LIVAProtocol", "LIVAServer"],
     swiftSettings: strict),
 ]
 
@@ -101,7 +107,12 @@ package.targets += [
 package.targets += [
   .target(
     name: "LIVAServer",
-    dependencies: ["LIVAProtocol", "LIVAMedia"],
+    dependencies: [
+      "LIVAProtocol", "LIVAMedia", "LIVAWire", "SocketIO", "SocketIOServer",
+      .product(name: "Hummingbird", package: "hummingbird"),
+      .product(name: "Logging", package: "swift-log"),
+      .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+    ],
     resources: [.copy("Resources/utterances"), .copy("Resources/make_utterance.py")],
     swiftSettings: strict),
   .testTarget(

@@ -2,6 +2,7 @@ import Foundation
 import LIVAEngine
 import LIVAMedia
 import LIVAProtocol
+import LIVAWire
 import Logging
 import SocketIO
 
@@ -35,8 +36,8 @@ public struct LIVAConfiguration: Sendable {
   public var sendMessagesOverHTTP = false
   /// Reconnection schedule of the socket.
   public var reconnection = ReconnectionPolicy()
-  /// Where the client logs. The library never bootstraps logging.
-  public var logger = Logger(label: "liva")
+  /// Where the client logs (by default nowhere). The library never bootstraps logging.
+  public var logger = Logger(label: "liva", factory: { _ in SwiftLogNoOpLogHandler() })
 
   /// Creates a configuration.
   public init(serverURL: String, userID: String, agentID: String, cacheRoot: URL) {
@@ -422,36 +423,6 @@ public final class LIVAClient: Sendable {
       throw error
     } catch {
       throw LIVAClientError(.send, "POST /messages failed: \(error)")
-    }
-  }
-}
-
-extension WireValue {
-  /// Converts a Socket.IO value (binary attachments included) to the protocol's wire value.
-  init(_ value: JSONValue) {
-    switch value {
-    case .null: self = .null
-    case .bool(let bool): self = .bool(bool)
-    case .number(let number): self = .number(number)
-    case .string(let string): self = .string(string)
-    case .array(let array): self = .array(array.map(WireValue.init))
-    case .object(let object): self = .object(object.mapValues(WireValue.init))
-    case .binary(let bytes): self = .binary(Data(bytes))
-    }
-  }
-}
-
-extension JSONValue {
-  /// Converts a protocol wire value to a Socket.IO value (binary becomes an attachment).
-  init(_ value: WireValue) {
-    switch value {
-    case .null: self = .null
-    case .bool(let bool): self = .bool(bool)
-    case .number(let number): self = .number(number)
-    case .string(let string): self = .string(string)
-    case .array(let array): self = .array(array.map(JSONValue.init))
-    case .object(let object): self = .object(object.mapValues(JSONValue.init))
-    case .binary(let data): self = .binary(Array(data))
     }
   }
 }

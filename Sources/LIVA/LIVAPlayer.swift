@@ -27,6 +27,12 @@ public struct PlayerMetrics: Sendable {
   public var failedImages = 0
   /// Events that failed validation and were dropped (each logged).
   public var rejectedEvents = 0
+  /// Chunk plans (`receive_audio`) received.
+  public var chunksReceived = 0
+  /// `audio_end` events received.
+  public var audioEndsReceived = 0
+  /// The accounting of every chunk played to its end, in order (the last 1,000).
+  public var chunkReports: [ChunkReport] = []
   /// For each overlay frame presented while its chunk's audio was playing: the audio position
   /// minus the frame's own time (frame `k` belongs at `k / 30` s).
   public var lipSync = SyncErrorStats()
@@ -107,7 +113,7 @@ public final class LIVAPlayer: Sendable {
   public init(
     configuration: Configuration = Configuration(), baseFrames: BaseFrameStore,
     audio: any AudioOutput, surface: any RenderSurface,
-    logger: Logger = Logger(label: "liva.player"),
+    logger: Logger = Logger(label: "liva.player", factory: { _ in SwiftLogNoOpLogHandler() }),
     observer: (@Sendable (EngineAction) -> Void)? = nil
   ) {
     self.configuration = configuration
@@ -147,6 +153,12 @@ public final class LIVAPlayer: Sendable {
       metrics.engine = state.engine.metrics
       return metrics
     }
+  }
+
+  /// Whether no overlay image is waiting for or being decoded.
+  public var isIngestIdle: Bool {
+    guard let statistics = ingest.withLock({ $0 })?.statistics else { return true }
+    return statistics.queued == 0 && statistics.decoding == 0
   }
 
   /// The engine's mode.
@@ -193,7 +205,10 @@ public final class LIVAPlayer: Sendable {
       let message = state.withLock { $0.ingestMessage }
       ingest.withLock { $0 }?.chunkImagesSent(chunk: chunkIndex, message: message, total: total)
     case .audioEnd:
-      state.withLock { $0.engine.audioEnded() }
+      state.withLock { state in
+        state.metrics.audioEndsReceived += 1
+        state.engine.audioEnded()
+      }
     case .playBaseAnimation(let name):
       perform(state.withLock { $0.engine.requestAnimation(name) }, at: nil)
     case .animationChunkMetadata(let metadata):
@@ -291,6 +306,7 @@ public final class LIVAPlayer: Sendable {
         if state.ingestHasChunkZero { state.ingestMessage += 1 }
         state.ingestHasChunkZero = true
       }
+      state.metrics.chunksReceived += 1
       let actions = state.engine.enqueue(plan)
       for case .chunkQueued(let id) in actions {
         state.engineToIngest[id.message] = state.ingestMessage
@@ -370,7 +386,11 @@ public final class LIVAPlayer: Sendable {
           overlays.evict(message: ingestMessage)
         }
       case .chunkFinished(let report):
-        state.withLock { _ = $0.audioByChunk.removeValue(forKey: report.id) }
+        state.withLock { state in
+          state.audioByChunk.removeValue(forKey: report.id)
+          state.metrics.chunkReports.append(report)
+          if state.metrics.chunkReports.count > 1_000 { state.metrics.chunkReports.removeFirst() }
+        }
         logger.debug(
           "chunk finished",
           metadata: [

@@ -1,0 +1,277 @@
+import Foundation
+import Hummingbird
+import LIVAProtocol
+import LIVAWire
+import Logging
+import NIOConcurrencyHelpers
+import SocketIO
+import SocketIOServer
+
+/// Faults the reference backend can inject into speech streams, for tests and demos. All of
+/// them degrade playback; none may break it.
+public struct BackendFaults: Hashable, Sendable {
+  /// Seconds to wait before each speech event.
+  public var eventDelay: Double = 0
+  /// Up to this many more seconds, uniformly at random (seeded), before each speech event.
+  public var jitter: Double = 0
+  /// Send each chunk's image batches in reverse order, before its `receive_audio`.
+  public var reorderBatches = false
+  /// Never send `chunk_images_ready`.
+  public var dropChunkImagesReady = false
+  /// Close the client's transport after this many speech events of a message (in the middle of
+  /// a chunk); the rest of the message is not sent.
+  public var disconnectAfterEvents: Int?
+  /// The seed of the jitter.
+  public var seed: UInt64 = 1
+
+  /// No faults.
+  public init() {}
+}
+
+/// How the reference backend streams.
+public struct BackendConfiguration: Sendable {
+  /// Images and audio as base64 strings or as binary attachments.
+  public var encoding: BinaryEncoding = .base64
+  /// How speech is planned (batch size, images per chunk, talking pose).
+  public var planner = SpeechPlanner.Options()
+  /// Injected faults.
+  public var faults = BackendFaults()
+  /// Engine.IO ping interval and timeout of the Socket.IO server.
+  public var socket = SocketIOServerConfiguration()
+
+  /// The defaults: base64, no faults.
+  public init() {}
+}
+
+/// The reference LIVA backend: serves an avatar pack over the LIVA protocol exactly as
+/// protocol.md describes it. It answers the manifest and base-animation requests, and turns
+/// `user_message` (or `POST /messages`) into speech: text → utterance (synthesized, or the
+/// closest pre-made one) → a speech plan → `receive_audio`, `receive_frame_images_batch`,
+/// `chunk_images_ready` and `audio_end`, streamed to the room of the user, agent and instance.
+/// A newer message to the same room cancels the stream of the older one.
+public final class ReferenceBackend: Sendable {
+  /// The avatar served.
+  public let pack: AvatarPack
+  /// The configuration.
+  public let configuration: BackendConfiguration
+  /// The Socket.IO server (its Hummingbird server builder serves the upgrade).
+  public let socketServer: SocketIOServer
+  private let synthesizer: SpeechSynthesizer
+  private let streams = NIOLockedValueBox<[String: Task<Void, Never>]>([:])
+  private let messagesReceived = NIOLockedValueBox(0)
+  private let logger: Logger
+
+  /// Creates a backend for `pack`, speaking with `synthesizer`.
+  public init(
+    pack: AvatarPack, synthesizer: SpeechSynthesizer, configuration: BackendConfiguration = .init(),
+    logger: Logger = Logger(label: "liva.backend", factory: { _ in SwiftLogNoOpLogHandler() })
+  ) {
+    self.pack = pack
+    self.synthesizer = synthesizer
+    self.configuration = configuration
+    self.logger = logger
+    let box = NIOLockedValueBox<ReferenceBackend?>(nil)
+    socketServer = SocketIOServer(configuration: configuration.socket, logger: logger) { socket in
+      box.withLockedValue { $0 }?.accept(socket)
+    }
+    box.withLockedValue { $0 = self }
+  }
+
+  /// How many user messages (socket or HTTP) the backend has received.
+  public var messageCount: Int { messagesReceived.withLockedValue { $0 } }
+
+  /// The room a connection joins: `{user_id}-{agent_id}-instance-{instance_id}`.
+  public static func room(user: String, agent: String, instance: String?) -> String {
+    LIVAConnectionQuery(
+      userID: user, agentID: agent, instanceID: instance ?? "default", userResolution: ""
+    ).room
+  }
+
+  /// Runs the backend (Socket.IO and `POST /messages`) until the task is cancelled.
+  /// - Parameter onRunning: called with the bound port once the server listens (useful with
+  ///   port 0).
+  public func run(
+    host: String = "127.0.0.1", port: Int, onRunning: @escaping @Sendable (Int) -> Void = { _ in }
+  ) async throws {
+    let router = Router()
+    router.post("/messages") { request, context -> Response in
+      await self.receiveHTTPMessage(request, context: context)
+    }
+    let app = Application(
+      router: router, server: socketServer.httpServerBuilder,
+      configuration: .init(address: .hostname(host, port: port)),
+      onServerRunning: { channel in onRunning(channel.localAddress?.port ?? port) },
+      logger: logger)
+    try await app.run()
+  }
+
+  // MARK: - Connections
+
+  private func accept(_ socket: SocketIOServerSocket) {
+    let query = socket.query
+    let room = Self.room(
+      user: query["user_id"] ?? "", agent: query["agent_id"] ?? "", instance: query["instance_id"])
+    socket.join(room)
+    logger.info("client connected", metadata: ["room": "\(room)", "sid": "\(socket.id)"])
+    Task {
+      for await event in socket.events { await self.handle(event, from: socket, room: room) }
+    }
+  }
+
+  private func handle(_ event: SocketIOEvent, from socket: SocketIOServerSocket, room: String) async
+  {
+    let payload = event.arguments.first.map(WireValue.init) ?? .null
+    switch event.name {
+    case "request_base_animations_manifest":
+      send(.baseAnimationsManifest(pack.wireManifest), to: socket)
+    case "request_specific_base_animation":
+      guard case .string(let text)? = payload["animationType"],
+        let name = try? AnimationName(parsing: text), let count = pack.frameCount(of: name)
+      else {
+        logger.warning("unknown animation requested", metadata: ["payload": "\(payload)"])
+        return
+      }
+      sendAnimation(name, frames: count, to: socket)
+    case "user_message":
+      guard case .string(let text)? = payload["message"] else {
+        logger.warning("user_message without a message")
+        return
+      }
+      let ready = Self.animationNames(payload["ready_animations"])
+      say(text, readyAnimations: ready, toRoom: room, via: socket)
+    default:
+      logger.debug("event ignored", metadata: ["event": "\(event.name)"])
+    }
+  }
+
+  private func sendAnimation(
+    _ name: AnimationName, frames count: Int, to socket: SocketIOServerSocket
+  ) {
+    send(.animationTotalFrames(name, totalFrames: count), to: socket)
+    for index in 0..<count {
+      do {
+        let data = try pack.baseFrameData(name, frame: index)
+        send(.receiveBaseFrame(name, frameIndex: index, image: data), to: socket)
+      } catch {
+        logger.error(
+          "base frame unreadable",
+          metadata: ["animation": "\(name)", "frame": "\(index)", "error": "\(error)"])
+        return
+      }
+    }
+    send(.animationFramesComplete(name), to: socket)
+  }
+
+  private static func animationNames(_ value: WireValue?) -> Set<AnimationName>? {
+    guard case .array(let items)? = value else { return nil }
+    var names = Set<AnimationName>()
+    for case .string(let text) in items {
+      if let name = try? AnimationName(parsing: text) { names.insert(name) }
+    }
+    return names
+  }
+
+  private func send(_ event: OutgoingEvent, to socket: SocketIOServerSocket) {
+    socket.emit(event.name, [JSONValue(event.payload)])
+  }
+
+  // MARK: - Speech
+
+  /// Speaks `text` to every client in `room`: cancels the room's current stream, plans the
+  /// speech and streams it. Returns at once; the stream runs in the background.
+  public func say(
+    _ text: String, readyAnimations: Set<AnimationName>? = nil, toRoom room: String,
+    via socket: SocketIOServerSocket? = nil
+  ) {
+    messagesReceived.withLockedValue { $0 += 1 }
+    let task = Task {
+      do {
+        let speech = try await synthesizer.speak(text)
+        if let reason = speech.fallbackReason {
+          logger.info(
+            "using a pre-made utterance",
+            metadata: ["id": "\(speech.utterance.id)", "reason": "\(reason)"])
+        }
+        let planner = SpeechPlanner(pack: pack, options: configuration.planner)
+        let plan = try planner.plan(
+          speech.utterance, readyAnimations: readyAnimations, timestamp: Date())
+        try await stream(plan, toRoom: room, via: socket)
+      } catch is CancellationError {
+        logger.debug("stream cancelled by a newer message", metadata: ["room": "\(room)"])
+      } catch {
+        logger.error("speech failed", metadata: ["room": "\(room)", "error": "\(error)"])
+      }
+    }
+    let previous = streams.withLockedValue { streams -> Task<Void, Never>? in
+      defer { streams[room] = task }
+      return streams[room]
+    }
+    previous?.cancel()
+  }
+
+  private func stream(_ plan: SpeechPlan, toRoom room: String, via socket: SocketIOServerSocket?)
+    async throws
+  {
+    let faults = configuration.faults
+    var random = SeededRandom(seed: faults.seed)
+    var sent = 0
+    var events: [OutgoingEvent] = []
+    for chunk in plan.chunks {
+      let stamp = Date().timeIntervalSince1970 * 1000
+      var chunkEvents = chunk.events(encoding: configuration.encoding, emissionTimestamp: stamp)
+      if faults.reorderBatches {
+        let audio = chunkEvents.removeFirst()
+        let ready = chunkEvents.removeLast()
+        chunkEvents = chunkEvents.reversed() + [audio, ready]
+      }
+      if faults.dropChunkImagesReady { chunkEvents.removeAll { $0.name == "chunk_images_ready" } }
+      events += chunkEvents
+    }
+    events.append(.audioEnd)
+    for event in events {
+      let wait = faults.eventDelay + faults.jitter * random.unit()
+      if wait > 0 { try await Task.sleep(for: .milliseconds(Int(wait * 1000))) }
+      try Task.checkCancellation()
+      socketServer.emit(event.name, [JSONValue(event.payload)], toRoom: room)
+      sent += 1
+      if let limit = faults.disconnectAfterEvents, sent >= limit {
+        logger.info("fault: closing the transport mid-message", metadata: ["room": "\(room)"])
+        for client in socketServer.connectedSockets where client.rooms.contains(room) {
+          client.closeTransport()
+        }
+        return
+      }
+    }
+  }
+
+  private func receiveHTTPMessage(_ request: Request, context: some RequestContext) async
+    -> Response
+  {
+    guard let user = request.headers[.init("X-User-ID")!],
+      let body = try? await request.body.collect(upTo: 1 << 20),
+      let json = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any],
+      let message = json["message"] as? String, let agent = json["AgentID"] as? String
+    else {
+      return Response(status: .badRequest)
+    }
+    let ready = (json["readyAnimations"] as? [String]).map { names in
+      Set(names.compactMap { try? AnimationName(parsing: $0) })
+    }
+    let room = Self.room(user: user, agent: agent, instance: json["instance_id"] as? String)
+    say(message, readyAnimations: ready, toRoom: room)
+    return Response(status: .accepted)
+  }
+}
+
+/// SplitMix64: a small seeded generator, so fault jitter replays exactly.
+struct SeededRandom {
+  var state: UInt64
+  init(seed: UInt64) { state = seed }
+  mutating func unit() -> Double {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return Double((z ^ (z >> 31)) >> 11) / Double(1 << 53)
+  }
+}

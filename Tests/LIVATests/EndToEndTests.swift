@@ -1,0 +1,201 @@
+import Foundation
+import LIVA
+import LIVAEngine
+import LIVAProtocol
+import LIVAServer
+import Testing
+
+/// The client against the reference backend over real loopback Socket.IO. The network runs in
+/// real time; the display runs on a virtual clock that only moves once what was sent has
+/// arrived and been decoded, so playback is deterministic.
+@Suite("End to end: LIVAClient ↔ reference backend", .serialized)
+struct EndToEndTests {
+  final class Frames: @unchecked Sendable {
+    // @unchecked: the virtual display link presents on the test's task only.
+    var all: [RenderedFrame] = []
+  }
+
+  struct Rig {
+    let backend: ReferenceBackend
+    let server: Task<Void, any Error>
+    let client: LIVAClient
+    let link: VirtualDisplayLink
+    let audio: HeadlessAudioOutput
+    let frames: Frames
+    var now = 0.0
+
+    var player: LIVAPlayer { client.player }
+
+    mutating func run(for seconds: Double) {
+      link.run(from: now, to: now + seconds)
+      now += seconds
+    }
+
+    func stop() async {
+      await client.disconnect()
+      server.cancel()
+      _ = await server.result
+    }
+  }
+
+  static let packRoot = FileManager.default.temporaryDirectory.appendingPathComponent(
+    "liva-e2e-packs")
+
+  static func pack() throws -> AvatarPack {
+    try SampleAvatar(configuration: .init(width: 96, height: 96)).cachedPack(in: packRoot)
+  }
+
+  func makeRig(
+    faults: BackendFaults = .init(), encoding: BinaryEncoding = .base64, skew: Double = 0
+  ) async throws
+    -> Rig
+  {
+    var configuration = BackendConfiguration()
+    configuration.encoding = encoding
+    configuration.faults = faults
+    let synthesizer = SpeechSynthesizer(
+      configuration: .init(allowsSynthesis: false), library: try UtteranceLibrary.bundled())
+    let backend = ReferenceBackend(
+      pack: try Self.pack(), synthesizer: synthesizer, configuration: configuration)
+    let (ports, continuation) = AsyncStream<Int>.makeStream()
+    let server = Task { try await backend.run(port: 0) { continuation.yield($0) } }
+    var iterator = ports.makeAsyncIterator()
+    let port = try #require(await iterator.next())
+    var clientConfiguration = LIVAConfiguration(
+      serverURL: "http://127.0.0.1:\(port)", userID: "user", agentID: "sample",
+      cacheRoot: FileManager.default.temporaryDirectory.appendingPathComponent(
+        "liva-e2e-\(UUID().uuidString)"))
+    clientConfiguration.resolution = 96
+    clientConfiguration.reconnection.initialDelay = .milliseconds(50)
+    let link = VirtualDisplayLink()
+    let audio = HeadlessAudioOutput(clockSkew: skew)
+    let frames = Frames()
+    let client = try LIVAClient(
+      configuration: clientConfiguration, displayLink: link, audio: audio,
+      surface: CallbackSurface { frames.all.append($0) })
+    await client.connect()
+    let ready = await eventually {
+      client.state == .ready && client.player.readyAnimations.count >= 6
+    }
+    try #require(ready, "the client never became ready: \(client.state)")
+    link.tick(at: 0)
+    return Rig(
+      backend: backend, server: server, client: client, link: link, audio: audio, frames: frames)
+  }
+
+  /// Sends a message and waits until all of it has arrived and been decoded.
+  func say(_ text: String, in rig: Rig, expectedEnds: Int) async throws {
+    try await rig.client.sendMessage(text)
+    let delivered = await eventually {
+      rig.player.metrics.audioEndsReceived >= expectedEnds && rig.player.isIngestIdle
+    }
+    try #require(delivered, "the message did not arrive")
+  }
+
+  func checkClean(_ rig: Rig, sourceLocation: SourceLocation = #_sourceLocation) {
+    let metrics = rig.player.metrics
+    #expect(metrics.engine.desyncs == 0, sourceLocation: sourceLocation)
+    #expect(metrics.engine.pops == 0, sourceLocation: sourceLocation)
+    #expect(metrics.baseFrameMisses == 0, sourceLocation: sourceLocation)
+    #expect(rig.player.mode == .idle, sourceLocation: sourceLocation)
+  }
+
+  @Test(
+    "a message plays idle → transition → talking → return → idle; every mouth once, audio on its first frame",
+    arguments: [BinaryEncoding.base64, .binary])
+  func fullMessage(encoding: BinaryEncoding) async throws {
+    var rig = try await makeRig(encoding: encoding)
+    try await say("Hello there, nice to meet you.", in: rig, expectedEnds: 1)
+    rig.run(for: 8)
+    checkClean(rig)
+    let metrics = rig.player.metrics
+    #expect(metrics.chunksReceived >= 2)
+    #expect(metrics.chunkReports.count == metrics.chunksReceived)
+    for report in metrics.chunkReports {
+      #expect(report.drawn == report.frames, "\(report)")
+    }
+    let modes = rig.frames.all.map(\.content.mode)
+    var sequence: [EngineMode] = []
+    for mode in modes where sequence.last != mode { sequence.append(mode) }
+    #expect(
+      sequence == [.idle, .transition, .talking, .finishing, .returning, .idle]
+        || sequence == [.idle, .transition, .talking, .returning, .idle]
+        || sequence == [.idle, .talking, .finishing, .returning, .idle])
+    for segment in rig.audio.segments {
+      let first = rig.frames.all.first { $0.content.chunk == segment.chunk }
+      #expect(first?.time == segment.start)
+      #expect(first?.content.overlayIndex == 0)
+    }
+    await rig.stop()
+  }
+
+  @Test(
+    "with the audio clock skewed by ±1 %, lips stay within one frame of the sound",
+    arguments: [-0.01, 0.01])
+  func skewedAudio(skew: Double) async throws {
+    var rig = try await makeRig(skew: skew)
+    try await say("The quick brown fox.", in: rig, expectedEnds: 1)
+    rig.run(for: 8)
+    checkClean(rig)
+    let sync = rig.player.metrics.lipSync
+    #expect(sync.count > 40)
+    #expect(sync.maxAbsolute <= 1.0 / 30 + 1e-9)
+    await rig.stop()
+  }
+
+  @Test("a second message in the middle of speech interrupts cleanly")
+  func interruption() async throws {
+    var rig = try await makeRig()
+    try await say("Hello there, nice to meet you.", in: rig, expectedEnds: 1)
+    rig.run(for: 1.5)
+    let first = try #require(
+      rig.frames.all.last { $0.content.chunk != nil }?.content.chunk?.message)
+    try await say("Good morning.", in: rig, expectedEnds: 2)
+    let cut = rig.now
+    rig.run(for: 10)
+    #expect(!rig.frames.all.contains { $0.time > cut && $0.content.chunk?.message == first })
+    #expect(rig.frames.all.contains { $0.time > cut && $0.content.chunk != nil })
+    #expect(rig.audio.segments.contains { $0.chunk.message == first && $0.stoppedAt != nil })
+    #expect(rig.player.metrics.engine.interrupts == 1)
+    checkClean(rig)
+    await rig.stop()
+  }
+
+  static let faultCases: [(String, BackendFaults)] = {
+    var jitter = BackendFaults()
+    jitter.eventDelay = 0.002
+    jitter.jitter = 0.02
+    var reorder = BackendFaults()
+    reorder.reorderBatches = true
+    var dropReady = BackendFaults()
+    dropReady.dropChunkImagesReady = true
+    return [
+      ("jitter", jitter), ("reordered batches", reorder), ("no chunk_images_ready", dropReady),
+    ]
+  }()
+
+  @Test("faults degrade gracefully and end in idle", arguments: faultCases)
+  func faults(name: String, faults: BackendFaults) async throws {
+    var rig = try await makeRig(faults: faults)
+    try await say("Hello there, nice to meet you.", in: rig, expectedEnds: 1)
+    rig.run(for: 8)
+    checkClean(rig)
+    #expect(rig.player.metrics.engine.overlayFramesDrawn > 40, "\(name)")
+    await rig.stop()
+  }
+
+  @Test(
+    "a disconnect in the middle of a chunk: the client reconnects and the avatar returns to idle")
+  func disconnectMidChunk() async throws {
+    var faults = BackendFaults()
+    faults.disconnectAfterEvents = 3
+    var rig = try await makeRig(faults: faults)
+    try await rig.client.sendMessage("Hello there, nice to meet you.")
+    #expect(await eventually { rig.player.metrics.chunksReceived >= 1 && rig.player.isIngestIdle })
+    #expect(await eventually { rig.client.state == .ready })
+    rig.run(for: 8)
+    #expect(rig.player.metrics.engine.desyncs == 0)
+    #expect(rig.player.mode == .idle)
+    await rig.stop()
+  }
+}
