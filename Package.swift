@@ -20,6 +20,7 @@ let package = Package(
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
     .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -118,4 +119,16 @@ package.targets += [
   .testTarget(
     name: "LIVAServerTests", dependencies: ["LIVAServer", "LIVAProtocol", "LIVAMedia"],
     swiftSettings: strict),
+]
+
+// The command-line tool: demo, serve, record, avatar generate.
+package.products += [.executable(name: "liva", targets: ["liva"])]
+package.targets += [
+  .executableTarget(
+    name: "liva",
+    dependencies: [
+      "LIVA", "LIVAEngine", "LIVAMedia", "LIVAProtocol", "LIVAServer",
+      .product(name: "ArgumentParser", package: "swift-argument-parser"),
+    ],
+    swiftSettings: strict)
 ]

@@ -144,6 +144,7 @@ public final class LIVAClient: Sendable {
     configuration: LIVAConfiguration, displayLink: any DisplayLink, audio: any AudioOutput,
     surface: any RenderSurface
   ) throws(LIVAClientError) {
+    let created = ContinuousClock.now
     self.configuration = configuration
     self.logger = configuration.logger
     self.displayLink = displayLink
@@ -162,7 +163,7 @@ public final class LIVAClient: Sendable {
     playerConfiguration.height = configuration.resolution
     player = LIVAPlayer(
       configuration: playerConfiguration, baseFrames: store, audio: audio, surface: surface,
-      logger: configuration.logger
+      logger: configuration.logger, createdAt: created
     ) { action in
       switch action {
       case .speakingStarted: Self.set(.speaking, in: state)
@@ -198,6 +199,9 @@ public final class LIVAClient: Sendable {
     }
     return stream
   }
+
+  /// Base animations requested from the server and not complete yet.
+  public var pendingDownloads: Int { protectedState.withLock { $0.downloading.count } }
 
   /// Accounting of the pipeline.
   public var metrics: PlayerMetrics { player.metrics }

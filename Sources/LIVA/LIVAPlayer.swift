@@ -108,12 +108,14 @@ public final class LIVAPlayer: Sendable {
   /// Creates a player drawing `baseFrames` and received overlays into `surface`, playing
   /// chunk audio on `audio`.
   ///
+  /// - Parameter createdAt: the instant time-to-first-frame is measured from (default: now).
   /// - Parameter observer: called with every engine action after it was carried out (speaking
   ///   started or ended, chunk finished, mode changes, warnings), outside the player's locks.
   public init(
     configuration: Configuration = Configuration(), baseFrames: BaseFrameStore,
     audio: any AudioOutput, surface: any RenderSurface,
     logger: Logger = Logger(label: "liva.player", factory: { _ in SwiftLogNoOpLogHandler() }),
+    createdAt: ContinuousClock.Instant = .now,
     observer: (@Sendable (EngineAction) -> Void)? = nil
   ) {
     self.configuration = configuration
@@ -123,7 +125,7 @@ public final class LIVAPlayer: Sendable {
     self.surface = surface
     self.logger = logger
     let state = Protected(
-      State(engine: LIVAEngine(configuration: configuration.engine), started: .now))
+      State(engine: LIVAEngine(configuration: configuration.engine), started: createdAt))
     self.state = state
     self.compositor = Protected(
       Compositor(

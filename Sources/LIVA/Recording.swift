@@ -1,0 +1,215 @@
+import Foundation
+import LIVAEngine
+import LIVAMedia
+
+/// A surface that records: it keeps the picture on screen, samples it at a constant video rate
+/// on the display clock, encodes the samples as PNG files off the display thread, and keeps a
+/// per-frame timeline for the report.
+public final class RecordingSurface: RenderSurface {
+  /// One presented frame, as the report lists it.
+  public struct TimelineEntry: Codable, Sendable, Hashable {
+    /// Display time, in seconds.
+    public var time: Double
+    /// Engine mode.
+    public var mode: String
+    /// Base animation.
+    public var animation: String
+    /// Base frame index.
+    public var index: Int
+    /// Overlay ids drawn.
+    public var overlays: [String]
+    /// The chunk (`m<message>/c<index>`), while speaking.
+    public var chunk: String?
+    /// The overlay frame within the chunk, while speaking.
+    public var frame: Int?
+    /// The chunk's audio position when the frame was drawn, in seconds.
+    public var audioPosition: Double?
+  }
+
+  private struct State {
+    var latest: RenderedFrame?
+    var nextVideoFrame = 0
+    var origin: Double?
+    var timeline: [TimelineEntry] = []
+    var written = 0
+  }
+
+  /// Video frames per second.
+  public let videoRate: Double
+  /// Where the PNG frames go (`frame_%05d.png`).
+  public let directory: URL
+  private let state = Protected(State())
+  private let queue = DispatchQueue(label: "liva.recorder")
+  private let group = DispatchGroup()
+  private let codec = SystemImageCodec()
+
+  /// Creates a recorder writing `frame_%05d.png` files into `directory` at `videoRate`.
+  public init(directory: URL, videoRate: Double = 30) throws {
+    self.directory = directory
+    self.videoRate = videoRate
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+  }
+
+  /// Keeps the frame as the picture on screen and adds it to the timeline.
+  public func present(_ frame: RenderedFrame) {
+    let content = frame.content
+    let entry = TimelineEntry(
+      time: frame.time, mode: content.mode.rawValue, animation: content.animation.rawValue,
+      index: content.index, overlays: content.overlays.map(\.key),
+      chunk: content.chunk?.description, frame: content.overlayIndex,
+      audioPosition: frame.audioPosition)
+    state.withLock { state in
+      state.latest = frame
+      state.timeline.append(entry)
+      if state.origin == nil { state.origin = frame.time }
+    }
+  }
+
+  /// Call on every display tick (after the player's): writes the video frames due by `time`,
+  /// each showing the picture on screen then.
+  public func sample(at time: Double) {
+    let due = state.withLock { state -> [(Int, RenderedFrame)] in
+      guard let origin = state.origin, let latest = state.latest else { return [] }
+      var due: [(Int, RenderedFrame)] = []
+      while origin + Double(state.nextVideoFrame) / videoRate <= time + 1e-9 {
+        due.append((state.nextVideoFrame, latest))
+        state.nextVideoFrame += 1
+      }
+      return due
+    }
+    for (number, frame) in due {
+      group.enter()
+      queue.async { [directory, codec, group, state] in
+        defer { group.leave() }
+        guard
+          let image = try? RGBAImage(
+            width: frame.width, height: frame.height, pixels: frame.pixels),
+          let data = try? codec.encode(image, as: .png)
+        else { return }
+        let url = directory.appendingPathComponent(String(format: "frame_%05d.png", number))
+        if (try? data.write(to: url)) != nil { state.withLock { $0.written += 1 } }
+      }
+    }
+  }
+
+  /// Waits until every frame handed to the encoder is on disk; returns how many were written.
+  public func finish() -> Int {
+    group.wait()
+    return state.withLock { $0.written }
+  }
+
+  /// Every presented frame so far.
+  public var timeline: [TimelineEntry] { state.withLock { $0.timeline } }
+
+  /// Display time of the first presented frame (the video's time zero).
+  public var origin: Double? { state.withLock { $0.origin } }
+}
+
+/// The outcome of a session, as `report.json` writes it and the command prints it.
+public struct SessionReport: Codable, Sendable {
+  /// Percentiles of the lip-sync error, in milliseconds.
+  public struct LipSync: Codable, Sendable {
+    /// Overlay frames measured.
+    public var samples: Int
+    /// Median absolute error.
+    public var p50Milliseconds: Double
+    /// 95th percentile of the absolute error.
+    public var p95Milliseconds: Double
+    /// Largest absolute error.
+    public var maxMilliseconds: Double
+  }
+
+  /// Milliseconds from client creation to its first frame.
+  public var timeToFirstFrameMilliseconds: Double?
+  /// Whether the client's cache held the avatar already.
+  public var warmCache: Bool
+  /// Frames drawn by the engine.
+  public var framesDrawn: Int
+  /// Frames drawn with mouths.
+  public var overlayFramesDrawn: Int
+  /// Holds by reason, per frame slot.
+  public var holds: [String: Int]
+  /// Discontinuities in the base frames.
+  public var pops: Int
+  /// Mouths drawn on a base frame other than their own (must be 0).
+  public var desyncs: Int
+  /// Mouths skipped (not ready in time, invalid).
+  public var skippedOverlays: Int
+  /// Mouths whose time had passed before they could be drawn.
+  public var lateFrames: Int
+  /// Display ticks that came late.
+  public var lateTicks: Int
+  /// The longest time one tick took to handle, in milliseconds.
+  public var longestRenderStallMilliseconds: Double
+  /// Base frames not in memory when needed.
+  public var baseFrameMisses: Int
+  /// For each mouth drawn: audio position when drawn minus its own time.
+  public var lipSync: LipSync
+  /// Peak resident memory of the process, in MiB.
+  public var peakMemoryMiB: Double
+  /// Chunks played, and messages received.
+  public var chunksPlayed: Int
+  /// Video frames written.
+  public var videoFrames: Int
+  /// Every presented frame.
+  public var timeline: [RecordingSurface.TimelineEntry]
+
+  /// Builds a report from a player's metrics and a recorder's timeline.
+  public init(
+    metrics: PlayerMetrics, warmCache: Bool, timeline: [RecordingSurface.TimelineEntry],
+    videoFrames: Int
+  ) {
+    let engine = metrics.engine
+    timeToFirstFrameMilliseconds = metrics.timeToFirstFrame.map { $0 * 1000 }
+    self.warmCache = warmCache
+    framesDrawn = engine.framesDrawn
+    overlayFramesDrawn = engine.overlayFramesDrawn
+    holds = Dictionary(uniqueKeysWithValues: engine.holds.map { ($0.key.rawValue, $0.value) })
+    pops = engine.pops
+    desyncs = engine.desyncs
+    skippedOverlays = engine.skippedOverlays
+    lateFrames = engine.lateFrames
+    lateTicks = metrics.lateTicks
+    longestRenderStallMilliseconds = metrics.longestRenderStall * 1000
+    baseFrameMisses = metrics.baseFrameMisses
+    lipSync = LipSync(
+      samples: metrics.lipSync.count, p50Milliseconds: metrics.lipSync.percentile(0.5) * 1000,
+      p95Milliseconds: metrics.lipSync.percentile(0.95) * 1000,
+      maxMilliseconds: metrics.lipSync.maxAbsolute * 1000)
+    peakMemoryMiB = Self.peakMemoryMiB()
+    chunksPlayed = metrics.chunkReports.count
+    self.videoFrames = videoFrames
+    self.timeline = timeline
+  }
+
+  /// The peak resident set size of this process, in MiB (0 where unknown).
+  public static func peakMemoryMiB() -> Double {
+    #if os(Linux)
+      var usage = rusage()
+      guard getrusage(RUSAGE_SELF.rawValue, &usage) == 0 else { return 0 }
+      return Double(usage.ru_maxrss) / 1024  // kilobytes on Linux
+    #else
+      var usage = rusage()
+      guard getrusage(RUSAGE_SELF, &usage) == 0 else { return 0 }
+      return Double(usage.ru_maxrss) / 1_048_576  // bytes on Apple platforms
+    #endif
+  }
+
+  /// A short human summary.
+  public var summary: String {
+    func ms(_ value: Double?) -> String { value.map { String(format: "%.1f ms", $0) } ?? "n/a" }
+    let holdText = holds.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(
+      separator: ", ")
+    return """
+      time to first frame  \(ms(timeToFirstFrameMilliseconds)) (\(warmCache ? "warm" : "cold") cache)
+      frames drawn         \(framesDrawn) (\(overlayFramesDrawn) with mouths), \(videoFrames) video frames
+      holds                \(holdText.isEmpty ? "none" : holdText)
+      pops / desyncs       \(pops) / \(desyncs)
+      skipped / late       \(skippedOverlays) skipped, \(lateFrames) late mouths
+      late ticks           \(lateTicks); longest render stall \(ms(longestRenderStallMilliseconds))
+      lip-sync error       p50 \(ms(lipSync.p50Milliseconds)), p95 \(ms(lipSync.p95Milliseconds)), max \(ms(lipSync.maxMilliseconds)) over \(lipSync.samples) mouths
+      peak memory          \(String(format: "%.0f", peakMemoryMiB)) MiB
+      chunks played        \(chunksPlayed)
+      """
+  }
+}

@@ -1,0 +1,226 @@
+import ArgumentParser
+import Foundation
+import LIVA
+import LIVAProtocol
+import LIVAServer
+
+@main
+struct Liva: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "liva",
+    abstract: "LIVA talking avatars: a demo, a reference backend, a recorder.",
+    subcommands: [Demo.self, Serve.self, Record.self, Avatar.self])
+}
+
+/// Where generated avatars and client caches live: `$LIVA_CACHE`, else `~/.cache/liva`.
+func defaultCacheRoot() -> URL {
+  if let path = ProcessInfo.processInfo.environment["LIVA_CACHE"], !path.isEmpty {
+    return URL(fileURLWithPath: path)
+  }
+  return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/liva")
+}
+
+/// Prints a progress line at once (stdout is not always a terminal).
+func progress(_ text: String) {
+  FileHandle.standardOutput.write(Data((text + "\n").utf8))
+}
+
+/// Generates (or reuses) the sample avatar, with progress output.
+func sampleAvatar(size: Int, cacheRoot: URL) throws -> AvatarPack {
+  let avatar = try SampleAvatar(configuration: .init(width: size, height: size))
+  let reported = Counter()
+  return try avatar.cachedPack(in: cacheRoot.appendingPathComponent("avatars")) { done, total in
+    let percent = total == 0 ? 100 : done * 100 / total
+    if reported.advance(to: percent / 10) { progress("  drawing the sample avatar: \(percent) %") }
+  }
+}
+
+/// A monotonic step counter for throttled progress output.
+final class Counter: @unchecked Sendable {
+  // @unchecked: every access goes through `lock`.
+  private let lock = NSLock()
+  private var value = -1
+
+  /// Moves to `step`; returns whether it is a new step.
+  func advance(to step: Int) -> Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    guard step > value else { return false }
+    value = step
+    return true
+  }
+}
+
+struct Demo: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract:
+      "The main job: serve the sample avatar on loopback, connect a real client, have it speak, record demo.mp4 and a report."
+  )
+
+  @Option(help: "Where demo.mp4 (or the frames and audio), report.json go.")
+  var output = "liva-demo"
+
+  @Option(help: "Output size in pixels (square).")
+  var size = 512
+
+  @Option(help: "Clock skew of the headless audio output (e.g. 0.01 for 1 % fast), to test sync.")
+  var audioSkew = 0.0
+
+  @Option(parsing: .singleValue, help: "A sentence to say (repeat for several; default: three).")
+  var say: [String] = []
+
+  @Flag(help: "Send images and audio as binary attachments instead of base64.")
+  var binary = false
+
+  func run() async throws {
+    let cacheRoot = defaultCacheRoot()
+    progress("liva demo: preparing the sample avatar (\(size)×\(size)) in \(cacheRoot.path)")
+    let pack = try sampleAvatar(size: size, cacheRoot: cacheRoot)
+    var backendConfiguration = BackendConfiguration()
+    backendConfiguration.encoding = binary ? .binary : .base64
+    let synthesizer = SpeechSynthesizer(library: try UtteranceLibrary.bundled())
+    progress(
+      synthesizer.canSynthesize
+        ? "  speech: synthesized with espeak-ng and lame"
+        : "  speech: pre-made utterances (install espeak-ng, lame and python3 to synthesize any text)"
+    )
+    let backend = ReferenceBackend(
+      pack: pack, synthesizer: synthesizer, configuration: backendConfiguration)
+    let (ports, continuation) = AsyncStream<Int>.makeStream()
+    let server = Task { try await backend.run(port: 0) { continuation.yield($0) } }
+    defer { server.cancel() }
+    var iterator = ports.makeAsyncIterator()
+    guard let port = await iterator.next() else {
+      throw ValidationError("the backend did not start")
+    }
+    progress("  reference backend on http://127.0.0.1:\(port)")
+    let sentences =
+      say.isEmpty
+      ? [
+        "Hello there, nice to meet you.", "The quick brown fox jumps over the lazy dog.",
+        "Thank you for watching this demo.",
+      ] : say
+    let session = SessionOptions(
+      serverURL: "http://127.0.0.1:\(port)", userID: "demo", agentID: "sample", resolution: size,
+      cacheRoot: cacheRoot.appendingPathComponent("client-\(size)"),
+      output: URL(fileURLWithPath: output), messages: sentences, greet: true, audioSkew: audioSkew)
+    try await runSession(session)
+  }
+}
+
+struct Record: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract:
+      "Connect to any LIVA backend, send a message, record what the SDK renders and write the report."
+  )
+
+  @Option(help: "The backend's URL, e.g. http://127.0.0.1:5000.")
+  var server: String
+
+  @Option(help: "user_id of the connection.")
+  var user: String
+
+  @Option(help: "agent_id: which avatar.")
+  var agent: String
+
+  @Option(help: "instance_id of the connection.")
+  var instance = "default"
+
+  @Option(parsing: .singleValue, help: "The message to send (repeat for several).")
+  var message: [String]
+
+  @Option(help: "Where the video (or frames and audio) and report.json go.")
+  var output = "liva-recording"
+
+  @Option(help: "Canvas size asked of the server, and output size.")
+  var size = 512
+
+  func run() async throws {
+    guard !message.isEmpty else { throw ValidationError("give at least one --message") }
+    let safeAgent = agent.filter { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
+    let session = SessionOptions(
+      serverURL: server, userID: user, agentID: agent, instanceID: instance, resolution: size,
+      cacheRoot: defaultCacheRoot().appendingPathComponent("record-\(safeAgent)-\(size)"),
+      output: URL(fileURLWithPath: output), messages: message, greet: false, audioSkew: 0)
+    try await runSession(session)
+  }
+}
+
+struct Serve: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Run the reference backend with the sample avatar, for apps and other clients.")
+
+  @Option(help: "Address to listen on.")
+  var host = "127.0.0.1"
+
+  @Option(help: "Port to listen on.")
+  var port = 5000
+
+  @Option(help: "Sample avatar size in pixels (square).")
+  var size = 512
+
+  @Flag(help: "Send images and audio as binary attachments instead of base64.")
+  var binary = false
+
+  @Option(help: "Fault: milliseconds to wait before each speech event.")
+  var delay = 0.0
+
+  @Option(help: "Fault: up to this many more milliseconds, at random.")
+  var jitter = 0.0
+
+  @Flag(help: "Fault: send each chunk's image batches reversed, before its audio.")
+  var reorder = false
+
+  @Flag(help: "Fault: never send chunk_images_ready.")
+  var dropReady = false
+
+  @Option(help: "Fault: close the connection after this many speech events of a message.")
+  var disconnectAfter: Int?
+
+  func run() async throws {
+    let pack = try sampleAvatar(size: size, cacheRoot: defaultCacheRoot())
+    var configuration = BackendConfiguration()
+    configuration.encoding = binary ? .binary : .base64
+    configuration.faults.eventDelay = delay / 1000
+    configuration.faults.jitter = jitter / 1000
+    configuration.faults.reorderBatches = reorder
+    configuration.faults.dropChunkImagesReady = dropReady
+    configuration.faults.disconnectAfterEvents = disconnectAfter
+    let backend = ReferenceBackend(
+      pack: pack, synthesizer: SpeechSynthesizer(library: try UtteranceLibrary.bundled()),
+      configuration: configuration)
+    try await backend.run(host: host, port: port) { bound in
+      progress(
+        "liva serve: the sample avatar (agent_id any) on http://\(host):\(bound) — Ctrl-C to stop")
+    }
+  }
+}
+
+struct Avatar: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "The sample avatar.", subcommands: [Generate.self])
+
+  struct Generate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Write the sample avatar pack (PNG base frames, WebP mouths, a manifest).")
+
+    @Option(help: "Where to write the pack.")
+    var output = "sample-avatar"
+
+    @Option(help: "Frame size in pixels (square).")
+    var size = 512
+
+    func run() async throws {
+      let avatar = try SampleAvatar(configuration: .init(width: size, height: size))
+      let target = URL(fileURLWithPath: output)
+      let reported = Counter()
+      progress("liva avatar generate: \(size)×\(size) into \(target.path)")
+      try avatar.write(to: target) { done, total in
+        let percent = total == 0 ? 100 : done * 100 / total
+        if reported.advance(to: percent / 10) { progress("  \(percent) %") }
+      }
+      let pack = try AvatarPack(loadingFrom: target)
+      progress("  done: \(pack.animations.count) animations, \(try pack.verify()) files checked")
+    }
+  }
+}

@@ -1,0 +1,219 @@
+import Foundation
+import LIVA
+import LIVAEngine
+import LIVAMedia
+import LIVAProtocol
+
+/// What one recorded session connects to and says.
+struct SessionOptions {
+  var serverURL: String
+  var userID: String
+  var agentID: String
+  var instanceID = "default"
+  var resolution: Int
+  var cacheRoot: URL
+  var output: URL
+  var messages: [String]
+  var greet: Bool
+  var audioSkew: Double
+}
+
+/// A display link that runs another one and, after each tick's handler, an extra step (the
+/// recorder's sampling).
+final class SamplingDisplayLink: DisplayLink {
+  private let base: any DisplayLink
+  private let after: @Sendable (Double) -> Void
+
+  init(_ base: any DisplayLink, after: @escaping @Sendable (Double) -> Void) {
+    self.base = base
+    self.after = after
+  }
+
+  func start(_ onTick: @escaping @Sendable (Double) -> Void) {
+    let after = after
+    base.start { time in
+      onTick(time)
+      after(time)
+    }
+  }
+
+  func stop() { base.stop() }
+}
+
+/// A surface that shows nothing (the warm-up connection).
+final class NullSurface: RenderSurface {
+  func present(_ frame: RenderedFrame) {}
+}
+
+/// Waits (polling, bounded) for a condition that other threads make true.
+func waitUntil(timeout: Double, _ condition: () -> Bool) async -> Bool {
+  let deadline = Date().addingTimeInterval(timeout)
+  while Date() < deadline {
+    if condition() { return true }
+    try? await Task.sleep(for: .milliseconds(20))
+  }
+  return condition()
+}
+
+func configuration(_ options: SessionOptions) -> LIVAConfiguration {
+  var configuration = LIVAConfiguration(
+    serverURL: options.serverURL, userID: options.userID, agentID: options.agentID,
+    cacheRoot: options.cacheRoot)
+  configuration.instanceID = options.instanceID
+  configuration.resolution = options.resolution
+  return configuration
+}
+
+/// Connects, downloads what the cache lacks, and waits until every animation is in.
+func connectAndLoad(_ client: LIVAClient) async throws {
+  await client.connect()
+  let ready = await waitUntil(timeout: 120) {
+    client.state == .ready && client.pendingDownloads == 0
+  }
+  guard ready else {
+    throw SessionError("the backend did not deliver the avatar (state \(client.state))")
+  }
+}
+
+struct SessionError: Error, CustomStringConvertible {
+  var description: String
+  init(_ description: String) { self.description = description }
+}
+
+/// Runs a recorded session: a warm-up connection when the cache is cold, then the recorded
+/// client in real time; then the video, the audio track and the report.
+func runSession(_ options: SessionOptions) async throws {
+  let fileManager = FileManager.default
+  try fileManager.createDirectory(at: options.output, withIntermediateDirectories: true)
+  let probe = try BaseFrameStore(root: options.cacheRoot)
+  let warm = probe.isAvailable(.idleForward)
+  if !warm {
+    progress("  cold cache: downloading the avatar once into \(options.cacheRoot.path)")
+    let warmUp = try LIVAClient(
+      configuration: configuration(options), displayLink: VirtualDisplayLink(),
+      audio: HeadlessAudioOutput(), surface: NullSurface())
+    try await connectAndLoad(warmUp)
+    await warmUp.disconnect()
+  }
+  // The recorded client starts with a warm cache: the one the report's start-up time is for.
+  let warmNow = try BaseFrameStore(root: options.cacheRoot).isAvailable(.idleForward)
+
+  let framesDirectory = options.output.appendingPathComponent("frames")
+  try? fileManager.removeItem(at: framesDirectory)
+  let recorder = try RecordingSurface(directory: framesDirectory)
+  let audio = HeadlessAudioOutput(clockSkew: options.audioSkew)
+  let link = SamplingDisplayLink(RealTimeDisplayLink(hz: 60)) { recorder.sample(at: $0) }
+  let client = try LIVAClient(
+    configuration: configuration(options), displayLink: link, audio: audio, surface: recorder)
+  progress("  connecting to \(options.serverURL)")
+  try await connectAndLoad(client)
+  let player = client.player
+  try await Task.sleep(for: .milliseconds(800))
+  if options.greet, let hi = try? AnimationName(parsing: "hi_1_s_hi_1_e"),
+    player.readyAnimations.contains(hi)
+  {
+    progress("  waving hello")
+    client.play(hi)
+    _ = await waitUntil(timeout: 3) { player.mode != .idle }
+    _ = await waitUntil(timeout: 10) { player.mode == .idle }
+  }
+  for (number, text) in options.messages.enumerated() {
+    progress("  saying (\(number + 1)/\(options.messages.count)): \(text)")
+    try await client.sendMessage(text)
+    let started = await waitUntil(timeout: 30) {
+      player.metrics.audioEndsReceived > number && player.mode != .idle
+    }
+    if !started { progress("  (no speech came back for this message)") }
+    _ = await waitUntil(timeout: 60) { player.mode == .idle }
+    try await Task.sleep(for: .milliseconds(700))
+  }
+  await client.disconnect()
+  link.stop()
+  progress("  encoding frames")
+  let videoFrames = recorder.finish()
+  let metrics = client.metrics
+  try writeMedia(options: options, recorder: recorder, audio: audio)
+  let report = SessionReport(
+    metrics: metrics, warmCache: warmNow, timeline: recorder.timeline, videoFrames: videoFrames)
+  let encoder = JSONEncoder()
+  encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+  try encoder.encode(report).write(to: options.output.appendingPathComponent("report.json"))
+  progress("\nReport (\(options.output.appendingPathComponent("report.json").path)):")
+  progress(report.summary)
+}
+
+/// Writes the audio track's pieces and muxes the video with ffmpeg when it is installed;
+/// otherwise leaves the frames, the audio and a script that makes the MP4.
+func writeMedia(options: SessionOptions, recorder: RecordingSurface, audio: HeadlessAudioOutput)
+  throws
+{
+  let fileManager = FileManager.default
+  let audioDirectory = options.output.appendingPathComponent("audio")
+  try? fileManager.removeItem(at: audioDirectory)
+  try fileManager.createDirectory(at: audioDirectory, withIntermediateDirectories: true)
+  let origin = recorder.origin ?? 0
+  var inputs: [String] = []
+  var filters: [String] = []
+  for (number, segment) in audio.segments.enumerated() {
+    let name = "chunk_\(segment.chunk.message.rawValue)_\(segment.chunk.index).mp3"
+    try segment.audio.write(to: audioDirectory.appendingPathComponent(name))
+    inputs += ["-i", "audio/\(name)"]
+    let delay = max(0, Int(((segment.start - origin) * 1000).rounded()))
+    var trim = "atrim=start=\(segment.offset)"
+    if let stopped = segment.stoppedAt {
+      trim += ":end=\(segment.offset + max(0, stopped - segment.start))"
+    }
+    filters.append(
+      "[\(number + 1):a]\(trim),asetpts=PTS-STARTPTS,adelay=delays=\(delay):all=1[a\(number)]")
+  }
+  var arguments =
+    ["-y", "-loglevel", "error", "-framerate", "30", "-i", "frames/frame_%05d.png"] + inputs
+  if !filters.isEmpty {
+    let mix =
+      (0..<filters.count).map { "[a\($0)]" }.joined()
+      + "amix=inputs=\(filters.count):normalize=0[a]"
+    arguments += [
+      "-filter_complex", (filters + [mix]).joined(separator: ";"), "-map", "0:v", "-map", "[a]",
+      "-c:a", "aac",
+    ]
+  }
+  arguments += ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-preset", "veryfast", "demo.mp4"]
+  let script =
+    "#!/bin/sh\n# Makes demo.mp4 from the frames and the audio chunks (needs ffmpeg).\ncd \"$(dirname \"$0\")\"\nexec ffmpeg "
+    + arguments.map { "'\($0)'" }.joined(separator: " ") + "\n"
+  let scriptURL = options.output.appendingPathComponent("make-mp4.sh")
+  try script.write(to: scriptURL, atomically: true, encoding: .utf8)
+  try fileManager.setAttributes([.posixPermissions: 0o755], ofItemAtPath: scriptURL.path)
+
+  guard let ffmpeg = findExecutable("ffmpeg") else {
+    progress(
+      """
+
+      ffmpeg is not installed, so no MP4 was made. The frames are in \(options.output.path)/frames,
+      the audio chunks in \(options.output.path)/audio. To get demo.mp4:
+        sudo apt-get install -y ffmpeg && \(scriptURL.path)
+      """)
+    return
+  }
+  progress("  muxing demo.mp4 with ffmpeg")
+  let process = Process()
+  process.executableURL = ffmpeg
+  process.arguments = arguments
+  process.currentDirectoryURL = options.output
+  try process.run()
+  process.waitUntilExit()
+  guard process.terminationStatus == 0 else {
+    throw SessionError("ffmpeg failed (status \(process.terminationStatus)); see \(scriptURL.path)")
+  }
+  try? fileManager.removeItem(at: options.output.appendingPathComponent("frames"))
+  progress("  wrote \(options.output.appendingPathComponent("demo.mp4").path)")
+}
+
+func findExecutable(_ name: String) -> URL? {
+  let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+  for directory in path.split(separator: ":") {
+    let url = URL(fileURLWithPath: String(directory)).appendingPathComponent(name)
+    if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+  }
+  return nil
+}
