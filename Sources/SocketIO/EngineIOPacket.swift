@@ -44,7 +44,8 @@ public struct EngineIOHandshake: Sendable, Hashable {
   /// Reads a handshake from the JSON object of an OPEN packet.
   public init(jsonValue: JSONValue) throws(SocketIOError) {
     guard let sid = jsonValue["sid"]?.stringValue, !sid.isEmpty,
-      let pingInterval = jsonValue["pingInterval"]?.intValue, pingInterval > 0,
+      // python-engineio truncates sub-second intervals to 0; accept it.
+      let pingInterval = jsonValue["pingInterval"]?.intValue, pingInterval >= 0,
       let pingTimeout = jsonValue["pingTimeout"]?.intValue, pingTimeout > 0
     else {
       throw SocketIOError(.malformedPacket, "OPEN packet without sid, pingInterval or pingTimeout")

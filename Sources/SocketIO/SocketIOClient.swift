@@ -130,6 +130,9 @@ public actor SocketIOClient {
   private let logger: Logger
   /// The current status.
   public private(set) var status: SocketIOStatus = .idle
+  /// How many server pings this client has answered, over all its connections: a liveness
+  /// measure.
+  public private(set) var pingsAnswered = 0
   private var runTask: Task<Void, Never>?
   private var connection: Connection?
   private var generation = 0
@@ -363,6 +366,7 @@ public actor SocketIOClient {
       case .ping(let payload):
         extendDeadline()
         connection?.writer.yield([EngineIOPacket.pong(payload).frame])
+        pingsAnswered += 1
       case .close:
         connection?.outcome = .transportClose
         return false

@@ -112,7 +112,7 @@ struct LoopbackTests {
   @Test("the client answers pings; the server keeps it")
   func pingPong() async throws {
     let loopback = try await LoopbackServer.start(
-      SocketIOServerConfiguration(pingInterval: .milliseconds(20), pingTimeout: .milliseconds(200)))
+      SocketIOServerConfiguration(pingInterval: .milliseconds(50), pingTimeout: .seconds(2)))
     let client = SocketIOClient(configuration: testConfiguration(loopback.url))
     let statuses = Recorder<SocketIOStatus>()
     statuses.record(client.statusUpdates)
@@ -121,8 +121,8 @@ struct LoopbackTests {
     #expect(await eventually { loopback.server.connectedSockets.count == 1 })
     let socket = try #require(loopback.server.connectedSockets.first)
     #expect(await eventually { socket.pongsReceived >= 5 })
-    #expect(
-      await statuses.items.filter { if case .disconnected = $0 { true } else { false } }.isEmpty)
+    let seen = await statuses.items
+    #expect(seen.filter { if case .disconnected = $0 { true } else { false } }.isEmpty, "\(seen)")
     #expect(isConnected(await client.status))
     await client.disconnect()
     await loopback.stop()

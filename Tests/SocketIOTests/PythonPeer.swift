@@ -1,0 +1,115 @@
+import Foundation
+import LIVAProtocol
+import SocketIO
+import Testing
+
+/// The python-socketio peer (scripts/interop/socketio_peer.py) run from the project's
+/// virtualenv (scripts/setup-python.sh). When the venv or the peer is missing, the tests fail
+/// with a message saying so: interoperability is never skipped.
+final class PythonPeer: @unchecked Sendable {  // @unchecked: `output` is guarded by `lock`.
+  static let repositoryRoot = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+  private let process = Process()
+  private let lock = NSLock()
+  private var output: [String] = []
+  private var partial = Data()
+
+  /// Starts the peer with `arguments` (after the script path).
+  init(_ arguments: [String]) throws {
+    let python = Self.repositoryRoot.appendingPathComponent(".venv/bin/python")
+    let script = Self.repositoryRoot.appendingPathComponent("scripts/interop/socketio_peer.py")
+    guard FileManager.default.isExecutableFile(atPath: python.path) else {
+      throw SocketIOError(
+        .connectionFailed,
+        "python-socketio is not installed: run scripts/setup-python.sh (no \(python.path))")
+    }
+    process.executableURL = python
+    process.arguments = ["-u", script.path] + arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+      let data = handle.availableData
+      guard let self, !data.isEmpty else { return }
+      self.lock.withLock {
+        self.partial.append(data)
+        while let newline = self.partial.firstIndex(of: 0x0A) {
+          self.output.append(String(decoding: self.partial[..<newline], as: UTF8.self))
+          self.partial.removeSubrange(...newline)
+        }
+      }
+    }
+    try process.run()
+  }
+
+  /// The lines printed so far.
+  var lines: [String] { lock.withLock { output } }
+
+  /// Whether the process has exited.
+  var hasExited: Bool { !process.isRunning }
+
+  /// The exit status (valid once exited).
+  var exitStatus: Int32 { process.terminationStatus }
+
+  /// Starts the python-socketio server and returns it with its port.
+  static func startServer(pingInterval: Double = 25, pingTimeout: Double = 20) async throws
+    -> (PythonPeer, Int)
+  {
+    let peer = try PythonPeer([
+      "server", "--ping-interval", "\(pingInterval)", "--ping-timeout", "\(pingTimeout)",
+    ])
+    let started = await eventually(timeout: .seconds(30)) {
+      peer.lines.contains { $0.hasPrefix("PORT ") } || peer.hasExited
+    }
+    guard started, let line = peer.lines.first(where: { $0.hasPrefix("PORT ") }),
+      let port = Int(line.dropFirst(5))
+    else {
+      peer.stop()
+      throw SocketIOError(
+        .connectionFailed, "the python-socketio server did not start: \(peer.lines.suffix(20))")
+    }
+    return (peer, port)
+  }
+
+  /// Stops the process (SIGKILL: it holds no state worth a graceful exit). Does not block.
+  func stop() {
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+  }
+}
+
+extension WireValue {
+  /// The LIVAProtocol form of a Socket.IO payload: a one-to-one mapping.
+  init(_ json: JSONValue) {
+    switch json {
+    case .null: self = .null
+    case .bool(let value): self = .bool(value)
+    case .number(let value): self = .number(value)
+    case .string(let value): self = .string(value)
+    case .array(let elements): self = .array(elements.map(WireValue.init))
+    case .object(let members): self = .object(members.mapValues(WireValue.init))
+    case .binary(let bytes): self = .binary(Data(bytes))
+    }
+  }
+}
+
+extension JSONValue {
+  /// The Socket.IO form of a LIVAProtocol payload (for client events).
+  init(_ wire: WireValue) {
+    switch wire {
+    case .null: self = .null
+    case .bool(let value): self = .bool(value)
+    case .number(let value): self = .number(value)
+    case .string(let value): self = .string(value)
+    case .array(let elements): self = .array(elements.map(JSONValue.init))
+    case .object(let members): self = .object(members.mapValues(JSONValue.init))
+    case .binary(let data): self = .binary(Array(data))
+    }
+  }
+}
+
+/// The fake WebP bytes of the peer's `image_bytes(index, size)`.
+func peerImageBytes(_ index: Int, size: Int = 64) -> [UInt8] {
+  let header = Array("RIFF".utf8) + [0, 0, 0, 0] + Array("WEBP".utf8)
+  return header + (0..<(size - header.count)).map { UInt8((index * 7 + $0) % 256) }
+}
