@@ -31,11 +31,13 @@ import LIVAProtocol
 /// - **Render path:** ``decodedFrame(_:of:)`` only reads memory; ``frame(_:of:)`` and
 ///   ``preload(_:frames:)`` may read and decode files and belong on a worker.
 public final class BaseFrameStore: Sendable {
-  /// What the server's `base_animations_manifest` says about one animation.
+  /// What the server's `base_animations_manifest` says about one animation, as the store
+  /// compares it (LIVAProtocol's `BaseAnimationInfo` with a version that is never nil).
   public struct ManifestEntry: Hashable, Sendable {
     /// The number of frames.
     public var frames: Int
-    /// The version; a cached copy with another version is stale.
+    /// The version; a cached copy with another version is stale. Empty when the manifest had
+    /// none.
     public var version: String
 
     /// Creates an entry.
@@ -49,7 +51,8 @@ public final class BaseFrameStore: Sendable {
   public struct FetchPlan: Hashable, Sendable {
     /// Animations missing or stale, in ``BaseFrameStore/priorityOrder`` (others after, sorted).
     public var animations: [AnimationName]
-    /// Names in the manifest that are not valid animation names (never touched on disk).
+    /// Names refused: not valid animation names (never touched on disk), or with a frame
+    /// count outside `1...maximumFrameCount`.
     public var rejectedNames: [String]
   }
 
@@ -187,17 +190,38 @@ public final class BaseFrameStore: Sendable {
 
   // MARK: Manifest
 
-  /// Compares the server's manifest with the cache: what is missing or stale, in priority
-  /// order, and which names were refused.
+  /// Compares the server's `base_animations_manifest`, as LIVAProtocol decodes it, with the
+  /// cache: what is missing or stale, in priority order. A cached copy is stale when its
+  /// version or frame count differs; a manifest without a version trusts a cached copy of the
+  /// same frame count that was stored without one.
+  public func plan(for manifest: [AnimationName: BaseAnimationInfo]) -> FetchPlan {
+    plan(manifest.mapValues { ManifestEntry(frames: $0.frameCount, version: $0.version ?? "") })
+  }
+
+  /// Compares a manifest keyed by raw names with the cache: what is missing or stale, in
+  /// priority order, and which names were refused (invalid names never reach the disk).
   public func plan(for manifest: [String: ManifestEntry]) -> FetchPlan {
+    var rejected: [String] = []
+    var valid: [AnimationName: ManifestEntry] = [:]
+    for (text, entry) in manifest {
+      if let name = try? AnimationName(parsing: text) {
+        valid[name] = entry
+      } else {
+        rejected.append(text)
+      }
+    }
+    var result = plan(valid)
+    result.rejectedNames = (result.rejectedNames + rejected).sorted()
+    return result
+  }
+
+  private func plan(_ manifest: [AnimationName: ManifestEntry]) -> FetchPlan {
     var rejected: [String] = []
     var wanted: [AnimationName] = []
     state.withLock { state in
-      for (text, entry) in manifest {
-        guard let name = try? AnimationName(parsing: text),
-          (1...Self.maximumFrameCount).contains(entry.frames)
-        else {
-          rejected.append(text)
+      for (name, entry) in manifest {
+        guard (1...Self.maximumFrameCount).contains(entry.frames) else {
+          rejected.append(name.rawValue)
           continue
         }
         let cached = state.animations[name]
@@ -283,11 +307,19 @@ public final class BaseFrameStore: Sendable {
     }
   }
 
+  /// Writes a `receive_base_frame` of an animation being downloaded (see
+  /// ``storeFrame(_:index:of:)``).
+  public func store(_ frame: BaseFrame) throws(LIVAMediaError) {
+    try storeFrame(frame.image.data, index: frame.frameIndex, of: frame.animationName)
+  }
+
   /// Completes a download: checks every frame is on disk, writes the manifest (making the
   /// animation available), then evicts least recently used animations above the disk limit.
-  public func finishDownload(_ animation: AnimationName, version: String)
+  /// `version` is the manifest's; nil (none in the manifest) is kept as an empty version.
+  public func finishDownload(_ animation: AnimationName, version: String?)
     throws(LIVAMediaError)
   {
+    let version = version ?? ""
     guard let entry = state.withLock({ $0.animations[animation] }), entry.version == nil else {
       throw LIVAMediaError(
         .invalidArgument, "no download of \(animation) was begun", source: animation.rawValue)

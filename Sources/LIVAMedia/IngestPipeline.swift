@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LIVAProtocol
 
 /// One encoded overlay image from a `receive_frame_images_batch` (or a per-image event).
 public struct EncodedOverlay: Sendable {
@@ -12,6 +13,15 @@ public struct EncodedOverlay: Sendable {
   public init(key: String, data: Data) {
     self.key = key
     self.data = data
+  }
+}
+
+extension EncodedOverlay {
+  /// The image of a protocol frame object, stored under its overlay id; nil when the frame
+  /// carries no image (frames in animation plans).
+  public init?(_ frame: OverlayFrame) {
+    guard let image = frame.image else { return nil }
+    self.init(key: frame.overlayId, data: image.data)
   }
 }
 
@@ -212,6 +222,12 @@ public final class IngestPipeline: Sendable {
     }
     for event in events { onEvent(event) }
     for _ in 0..<workersToStart { queue.async { self.drain() } }
+  }
+
+  /// Queues the images of a `receive_frame_images_batch` (frames without an image are
+  /// skipped) for `message`, as ``submit(_:chunk:message:)`` does.
+  public func submit(_ batch: FrameImagesBatch, message: Int) {
+    submit(batch.frames.compactMap(EncodedOverlay.init), chunk: batch.chunkIndex, message: message)
   }
 
   /// The protocol's `chunk_images_ready`: every image of `chunk` was sent. Reported as

@@ -18,11 +18,13 @@ struct BaseFrameStoreTests {
   /// Downloads `images` as `animation` at `version`, as the socket events would.
   func download(
     _ store: BaseFrameStore, _ animation: AnimationName, _ images: [RGBAImage],
-    version: String = "1", format: ImageFormat = .png
+    version: String? = "1", format: ImageFormat = .png
   ) throws {
     try store.beginDownload(animation, frames: images.count)
     for (index, image) in images.enumerated() {
-      try store.storeFrame(try codec.encode(image, as: format), index: index, of: animation)
+      let data = try codec.encode(image, as: format)
+      try store.store(
+        BaseFrame(animationName: animation, frameIndex: index, image: EncodedImage(data: data)))
     }
     try store.finishDownload(animation, version: version)
   }
@@ -53,13 +55,20 @@ struct BaseFrameStoreTests {
   func hostileNames(name: String) throws {
     let root = try TestSupport.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: root) }
+    // A directory in the cache whose name is not an animation is not the store's: it is
+    // neither read, counted nor deleted.
+    let foreign = root.appendingPathComponent("Not An Animation")
+    try FileManager.default.createDirectory(at: foreign, withIntermediateDirectories: true)
+    try Data("x".utf8).write(to: foreign.appendingPathComponent("manifest.json"))
     let store = try BaseFrameStore(root: root)
+    #expect(store.statistics.diskBytes == 0 && store.statistics.animations == 0)
     #expect {
       try BaseFrameStore.animationName(name)
     } throws: { ($0 as? LIVAMediaError)?.code == .invalidName }
     let plan = store.plan(for: [name: .init(frames: 3, version: "1")])
     #expect(plan.animations.isEmpty && plan.rejectedNames == [name])
-    #expect(try FileManager.default.contentsOfDirectory(atPath: root.path).isEmpty)
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: root.path) == [foreign.lastPathComponent])
     // Nothing appeared next to the root either.
     let siblings = try FileManager.default.contentsOfDirectory(
       atPath: root.deletingLastPathComponent().path)
@@ -152,6 +161,26 @@ struct BaseFrameStoreTests {
     // A changed frame count is stale too.
     #expect(
       store.plan(for: ["idle_1_s_idle_1_e": .init(frames: 2, version: "3")]).animations.count == 1)
+  }
+
+  @Test("the protocol's manifest plans the same way; a missing version trusts an unversioned copy")
+  func protocolManifest() throws {
+    let root = try TestSupport.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: root) }
+    let store = try BaseFrameStore(root: root)
+    try download(store, .idleForward, frames(1), version: "3")
+    try download(store, hi, frames(1), version: nil)
+    let plan = store.plan(for: [
+      hi: BaseAnimationInfo(frameCount: 1),  // no version on either side: fresh
+      .idleForward: BaseAnimationInfo(frameCount: 1, version: "4"),  // stale
+      .idleBack: BaseAnimationInfo(frameCount: 2),  // missing
+      toTalking: BaseAnimationInfo(frameCount: 0),  // absurd frame count
+    ])
+    #expect(plan.animations == [.idleForward, .idleBack])
+    #expect(plan.rejectedNames == [toTalking.rawValue])
+    #expect(store.cachedEntry(hi) == .init(frames: 1, version: ""))
+    #expect(
+      store.plan(for: [hi: BaseAnimationInfo(frameCount: 1, version: "7")]).animations == [hi])
   }
 
   @Test("above the disk limit, least recently used whole animations go; the idle loop stays")

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LIVAProtocol
 import Testing
 
 @testable import LIVAMedia
@@ -170,6 +171,28 @@ struct IngestPipelineTests {
     #expect(log.wait { Self.readyKeys($0) == ["m2-0"] })
     #expect(!log.all.contains { if case .chunkReady(_, 1, _) = $0 { true } else { false } })
     #expect(!store.isReady("m1-0") && store.isReady("m2-0"))
+  }
+
+  @Test("a protocol batch is submitted by overlay id; frames without an image are skipped")
+  func protocolBatch() throws {
+    let log = EventLog<IngestEvent>()
+    let pipeline = IngestPipeline(store: OverlayImageStore(), codec: FakeCodec()) {
+      log.append($0)
+    }
+    let animation = try AnimationName(parsing: "talking_1_s_talking_1_e")
+    let batch = FrameImagesBatch(
+      frames: [
+        OverlayFrame(
+          overlayId: "talking_1_s_talking_1_e/7/J1_X2_M2.webp", animationName: animation,
+          matchedSpriteFrameNumber: 7, image: EncodedImage(data: Data("sprite".utf8))),
+        OverlayFrame(
+          overlayId: "talking_1_s_talking_1_e/8/J1_X2_M3.webp", animationName: animation,
+          matchedSpriteFrameNumber: 8),
+      ], chunkIndex: 3)
+    pipeline.submit(batch, message: 1)
+    pipeline.chunkImagesSent(chunk: 3, message: 1, total: 2)
+    #expect(log.wait { $0.contains(.chunkReady(chunk: 3, message: 1, totalImagesSent: 2)) })
+    #expect(Self.readyKeys(log.all) == ["talking_1_s_talking_1_e/7/J1_X2_M2.webp"])
   }
 
   @Test("images already in the store are ready at once and not decoded again")
