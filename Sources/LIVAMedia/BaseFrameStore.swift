@@ -101,6 +101,9 @@ public final class BaseFrameStore: Sendable {
     var bytes: Int
     var lastUsed: Int
     var id: Int
+    /// Whether the manifest's modification date was refreshed this session (it carries the
+    /// recency order to the next launch).
+    var touchedOnDisk = false
   }
 
   private struct State {
@@ -175,7 +178,8 @@ public final class BaseFrameStore: Sendable {
       found.append((name, manifest, bytes, date))
     }
     state.withLock { state in
-      // Oldest manifest first, so the most recently written is the most recently used.
+      // Oldest manifest first: a manifest's date is its download or its last session's first
+      // use, whichever is later.
       for (name, manifest, bytes, _) in found.sorted(by: { $0.3 < $1.3 }) {
         state.tick += 1
         state.nextID += 1
@@ -384,15 +388,24 @@ public final class BaseFrameStore: Sendable {
   public func frame(_ index: Int, of animation: AnimationName) throws(LIVAMediaError)
     -> RGBAImage
   {
-    let entry: DiskAnimation? = state.withLock { state in
-      guard state.animations[animation]?.version != nil else { return nil }
+    let (entry, firstUse): (DiskAnimation?, Bool) = state.withLock { state in
+      guard let entry = state.animations[animation], entry.version != nil else {
+        return (nil, false)
+      }
       state.tick += 1
       state.animations[animation]?.lastUsed = state.tick
-      return state.animations[animation]
+      state.animations[animation]?.touchedOnDisk = true
+      return (entry, !entry.touchedOnDisk)
     }
     guard let entry else {
       throw LIVAMediaError(
         .invalidArgument, "\(animation) is not cached", source: animation.rawValue)
+    }
+    if firstUse {
+      // Once per animation and session: the next launch orders animations by this date.
+      try? FileManager.default.setAttributes(
+        [.modificationDate: Date()],
+        ofItemAtPath: directory(animation).appendingPathComponent("manifest.json").path)
     }
     guard (0..<entry.frameCount).contains(index) else {
       throw LIVAMediaError(

@@ -224,6 +224,36 @@ struct BaseFrameStoreTests {
     #expect(throws: LIVAMediaError.self) { try store.preload(talking) }
   }
 
+  @Test("recency survives a restart: what was used last session is evicted last")
+  func recencyAcrossLaunches() throws {
+    let root = try TestSupport.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: root) }
+    let manifest = { (name: AnimationName) in
+      root.appendingPathComponent(name.rawValue).appendingPathComponent("manifest.json").path
+    }
+    var perAnimation = 0
+    do {
+      let store = try BaseFrameStore(root: root)
+      try download(store, talking, frames(2))
+      perAnimation = store.statistics.diskBytes
+      try download(store, toTalking, frames(2, seed: 1))
+      // Written in this order, a day ago: talking is the older download.
+      let yesterday = Date(timeIntervalSinceNow: -86_400)
+      try FileManager.default.setAttributes(
+        [.modificationDate: yesterday.addingTimeInterval(-60)], ofItemAtPath: manifest(talking))
+      try FileManager.default.setAttributes(
+        [.modificationDate: yesterday], ofItemAtPath: manifest(toTalking))
+    }
+    do {
+      // A session that uses only talking.
+      let store = try BaseFrameStore(root: root)
+      _ = try store.frame(0, of: talking)
+    }
+    let store = try BaseFrameStore(root: root, diskByteLimit: perAnimation * 2 + perAnimation / 2)
+    try download(store, hi, frames(2, seed: 2))
+    #expect(store.isAvailable(talking) && store.isAvailable(hi) && !store.isAvailable(toTalking))
+  }
+
   @Test("decoded frames held in memory stay under their byte limit")
   func memoryBound() throws {
     let root = try TestSupport.temporaryDirectory()
