@@ -268,6 +268,9 @@ public actor SocketIOClient {
         break
       }
     }
+    if stopRequested, status != .disconnected(.clientDisconnect) {
+      setStatus(.disconnected(.clientDisconnect))  // stopped while waiting to reconnect
+    }
     runTask = nil
   }
 

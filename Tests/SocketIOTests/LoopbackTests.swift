@@ -217,6 +217,28 @@ struct LoopbackTests {
     #expect(disconnects.count == 10)
   }
 
+  @Test("disconnect() while waiting to reconnect stops at once")
+  func disconnectDuringBackoff() async throws {
+    var configuration = testConfiguration("http://127.0.0.1:1")
+    configuration.sleep = { _ in try await Task.sleep(for: .seconds(3_600)) }
+    let client = SocketIOClient(configuration: configuration)
+    let statuses = Recorder<SocketIOStatus>()
+    statuses.record(client.statusUpdates)
+    await client.connect()
+    #expect(
+      await statuses.wait {
+        $0.contains { if case .reconnecting = $0 { true } else { false } }
+      })
+    await client.disconnect()
+    #expect(await client.status == .disconnected(.clientDisconnect))
+    do {
+      try await client.emit("late")
+      Issue.record("emit after disconnect() must throw")
+    } catch {
+      #expect(error.code == .notConnected)
+    }
+  }
+
   @Test("acknowledgement timeout")
   func ackTimeout() async throws {
     let loopback = try await LoopbackServer.start()
