@@ -175,7 +175,7 @@ struct PythonClientSwiftServerTests {
     "connect", "events before the CONNECT ack", "query and auth", "ack with binary at depth",
     "server event with binary", "server asks, client acknowledges", "LIVA events (base64)",
     "LIVA events (binary)", "user_full_audio with binary audio", "answers pings",
-    "server-initiated disconnect", "refused connection",
+    "server-initiated disconnect", "reconnects after a dropped transport", "refused connection",
   ]
 
   @Test("the python client's scenarios all pass against the Swift server")
@@ -241,6 +241,8 @@ struct PythonClientSwiftServerTests {
         socket.emit("pongs-ok", [.bool(ok)])
       case "kick-me":
         socket.disconnect()
+      case "drop-me":
+        socket.closeTransport()
       default:
         break
       }

@@ -258,6 +258,24 @@ async def run_client(url):
     check("server-initiated disconnect", not sio.connected and
           any("server" in r.lower() for r in disconnect_reasons), repr(disconnect_reasons))
 
+    again = socketio.AsyncClient(reconnection=True, reconnection_delay=0.1,
+                                 reconnection_delay_max=0.2, randomization_factor=0)
+    connects = []
+
+    @again.event
+    async def connect():
+        connects.append(again.get_sid())
+
+    await again.connect(url, transports=["websocket"], auth={"token": "secret"}, wait_timeout=10)
+    await again.emit("drop-me")
+    for _ in range(200):
+        if len(connects) >= 2 and again.connected:
+            break
+        await asyncio.sleep(0.05)
+    check("reconnects after a dropped transport", len(connects) >= 2 and again.connected,
+          repr(connects))
+    await again.disconnect()
+
     refused = socketio.AsyncClient(reconnection=False)
     refusals = []
 
