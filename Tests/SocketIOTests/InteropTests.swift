@@ -209,6 +209,20 @@ struct PythonClientSwiftServerTests {
     await loopback.stop()
   }
 
+  @Test("the python client declares a Swift server that stops pinging dead")
+  func pingTimeout() async throws {
+    let loopback = try await LoopbackServer.start(
+      SocketIOServerConfiguration(
+        pingInterval: .milliseconds(100), pingTimeout: .milliseconds(100), sendsPings: false))
+    let peer = try PythonPeer(["client-ping-timeout", loopback.url])
+    defer { peer.stop() }
+    let finished = await eventually(timeout: .seconds(30)) { peer.hasExited }
+    let lines = peer.lines
+    #expect(finished && peer.exitStatus == 0, "\(lines.suffix(10))")
+    #expect(lines.contains { $0.hasPrefix("PASS ping timeout") }, "\(lines.suffix(10))")
+    await loopback.stop()
+  }
+
   static func serve(_ socket: SocketIOServerSocket, audioSeen: Recorder<Int>) async {
     for await event in socket.events {
       switch event.name {

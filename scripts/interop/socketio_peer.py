@@ -5,6 +5,8 @@
     socketio_peer.py client URL
         Runs the client scenarios against a server (the Swift SocketIOServer) and prints one
         "PASS <name>" or "FAIL <name>: <detail>" line per scenario; exits 1 if any failed.
+    socketio_peer.py client-ping-timeout URL
+        Connects to a server that never pings and checks that the client gives up on it.
     socketio_peer.py bench URL --events N --mode base64|binary
         Receives N receive_frame_images_batch events and prints "BENCH <events> <bytes> <seconds>".
 
@@ -293,6 +295,28 @@ async def run_client(url):
     return 1 if failures else 0
 
 
+async def run_client_ping_timeout(url):
+    """Against a server that never pings: the client must declare it dead by itself."""
+    sio = socketio.AsyncClient(reconnection=False)
+    reasons = []
+
+    @sio.event
+    async def disconnect(reason=None):
+        reasons.append(str(reason))
+
+    await sio.connect(url, transports=["websocket"], wait_timeout=10)
+    started = time.perf_counter()
+    for _ in range(400):
+        if not sio.connected:
+            break
+        await asyncio.sleep(0.025)
+    elapsed = time.perf_counter() - started
+    ok = not sio.connected
+    print(f"PASS ping timeout after {elapsed:.2f}s {reasons}" if ok else
+          f"FAIL ping timeout: still connected after {elapsed:.2f}s", flush=True)
+    return 0 if ok else 1
+
+
 async def run_bench(url, count, mode):
     sio = socketio.AsyncClient(reconnection=False)
     done = asyncio.Event()
@@ -336,6 +360,8 @@ def main():
                                float(args.get("--ping-timeout", 20))))
     elif mode == "client":
         sys.exit(asyncio.run(run_client(sys.argv[2])) or 0)
+    elif mode == "client-ping-timeout":
+        sys.exit(asyncio.run(run_client_ping_timeout(sys.argv[2])))
     elif mode == "bench":
         args = dict(zip(sys.argv[3::2], sys.argv[4::2]))
         asyncio.run(run_bench(sys.argv[2], int(args.get("--events", 100)),
