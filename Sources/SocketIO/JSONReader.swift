@@ -332,23 +332,41 @@ struct JSONWriter {
 
   private mutating func writeString(_ text: String) {
     bytes.append(UInt8(ascii: "\""))
-    for byte in text.utf8 {
-      switch byte {
-      case UInt8(ascii: "\""): append("\\\"")
-      case UInt8(ascii: "\\"): append("\\\\")
-      case 0x0A: append("\\n")
-      case 0x0D: append("\\r")
-      case 0x09: append("\\t")
-      case 0x00..<0x20:
-        let hex = Array("0123456789abcdef".utf8)
-        bytes.append(contentsOf: Array("\\u00".utf8))
-        bytes.append(hex[Int(byte >> 4)])
-        bytes.append(hex[Int(byte & 0xF)])
-      default: bytes.append(byte)
+    var text = text
+    text.withUTF8 { utf8 in
+      // Copy runs that need no escaping in bulk (base64 images are one long run).
+      var runStart = 0
+      for index in 0..<utf8.count {
+        let byte = utf8[index]
+        if byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") { continue }
+        if runStart < index {
+          bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+        }
+        appendEscaped(byte)
+        runStart = index + 1
+      }
+      if runStart < utf8.count {
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
       }
     }
     bytes.append(UInt8(ascii: "\""))
   }
+
+  private mutating func appendEscaped(_ byte: UInt8) {
+    switch byte {
+    case UInt8(ascii: "\""): append("\\\"")
+    case UInt8(ascii: "\\"): append("\\\\")
+    case 0x0A: append("\\n")
+    case 0x0D: append("\\r")
+    case 0x09: append("\\t")
+    default:
+      let hex = Array("0123456789abcdef".utf8)
+      append("\\u00")
+      bytes.append(hex[Int(byte >> 4)])
+      bytes.append(hex[Int(byte & 0xF)])
+    }
+  }
+
 }
 
 /// Runs `body` on the UTF-8 bytes of `text` (made contiguous if needed), keeping the typed
