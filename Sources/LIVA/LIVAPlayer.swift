@@ -104,6 +104,7 @@ public final class LIVAPlayer: Sendable {
   private let surface: any RenderSurface
   private let logger: Logger
   private let observer: (@Sendable (EngineAction) -> Void)?
+  private let preloads = Protected(0)
 
   /// Creates a player drawing `baseFrames` and received overlays into `surface`, playing
   /// chunk audio on `audio`.
@@ -157,6 +158,10 @@ public final class LIVAPlayer: Sendable {
     }
   }
 
+  /// Whether no base-frame preload is running (every available animation is in memory, as far
+  /// as the memory limit allows).
+  public var isPreloadIdle: Bool { preloads.withLock { $0 == 0 } }
+
   /// Whether no overlay image is waiting for or being decoded.
   public var isIngestIdle: Bool {
     guard let statistics = ingest.withLock({ $0 })?.statistics else { return true }
@@ -165,6 +170,11 @@ public final class LIVAPlayer: Sendable {
 
   /// The engine's mode.
   public var mode: EngineMode { state.withLock { $0.engine.mode } }
+
+  /// Play-animation requests waiting for the avatar to be idle.
+  public var pendingAnimationRequests: [AnimationName] {
+    state.withLock { $0.engine.pendingAnimationRequests }
+  }
 
   /// The animations the engine can draw now.
   public var readyAnimations: [AnimationName] { state.withLock { $0.engine.graph.animations } }
@@ -266,8 +276,10 @@ public final class LIVAPlayer: Sendable {
 
   /// Decodes base frames into memory on a worker, never on the caller's thread.
   private func preload(_ names: [AnimationName]) {
-    let (store, logger) = (baseFrames, logger)
+    let (store, logger, preloads) = (baseFrames, logger, preloads)
+    preloads.withLock { $0 += 1 }
     DispatchQueue.global(qos: .userInitiated).async {
+      defer { preloads.withLock { $0 -= 1 } }
       for name in names {
         do {
           try store.preload(name)

@@ -38,6 +38,8 @@ public struct LIVAEngine: Sendable {
   public var playingChunk: ChunkID? { state.playing?.chunk.id }
   /// Chunks accepted and not yet started, in playback order.
   public var queuedChunks: [ChunkID] { state.queue.map(\.id) }
+  /// Play-animation requests waiting for the avatar to be idle, oldest first.
+  public var pendingAnimationRequests: [AnimationName] { state.requests }
   /// The last frame drawn, i.e. what is on screen.
   public var lastDrawnFrame: DrawnFrame? { state.lastDrawn }
 

@@ -38,13 +38,12 @@ public struct RGBAImage: Hashable, Sendable {
     self.width = width
     self.height = height
     let count = width * height * 4
+    // One 32-bit pattern repeated by the standard library: fast even in debug builds, where a
+    // per-byte loop over a 512×512 frame costs tens of milliseconds (start-up time).
+    let pattern = [fill.r, fill.g, fill.b, fill.a].withUnsafeBytes { $0.load(as: UInt32.self) }
     self.pixels = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-      for i in Swift.stride(from: 0, to: count, by: 4) {
-        buffer[i] = fill.r
-        buffer[i + 1] = fill.g
-        buffer[i + 2] = fill.b
-        buffer[i + 3] = fill.a
-      }
+      let raw = UnsafeMutableRawBufferPointer(buffer)
+      raw.bindMemory(to: UInt32.self).update(repeating: pattern)
       initialized = count
     }
   }

@@ -38,6 +38,9 @@ public struct BackendConfiguration: Sendable {
   public var faults = BackendFaults()
   /// Engine.IO ping interval and timeout of the Socket.IO server.
   public var socket = SocketIOServerConfiguration()
+  /// When the pack has a greeting (`hi_1_s_hi_1_e`), send `play_base_animation` for it once a
+  /// client has downloaded its last part (`hi_1_e_idle_1_s`): the avatar waves hello.
+  public var greets = true
 
   /// The defaults: base64, no faults.
   public init() {}
@@ -160,6 +163,12 @@ public final class ReferenceBackend: Sendable {
       }
     }
     send(.animationFramesComplete(name), to: socket)
+    if configuration.greets, name.rawValue == "hi_1_e_idle_1_s",
+      let greeting = try? AnimationName(parsing: "hi_1_s_hi_1_e"),
+      pack.frameCount(of: greeting) != nil
+    {
+      send(.playBaseAnimation(greeting), to: socket)
+    }
   }
 
   private static func animationNames(_ value: WireValue?) -> Set<AnimationName>? {

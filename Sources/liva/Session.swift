@@ -112,8 +112,10 @@ func runSession(_ options: SessionOptions) async throws {
   if options.greet, let hi = try? AnimationName(parsing: "hi_1_s_hi_1_e"),
     player.readyAnimations.contains(hi)
   {
+    // A backend that greets sends play_base_animation once the greeting is downloaded; with a
+    // warm cache nothing is downloaded, so ask for it here unless it is already playing.
     progress("  waving hello")
-    client.play(hi)
+    if player.mode == .idle { client.play(hi) }
     _ = await waitUntil(timeout: 3) { player.mode != .idle }
     _ = await waitUntil(timeout: 10) { player.mode == .idle }
   }

@@ -46,11 +46,11 @@ struct EndToEndTests {
   }
 
   func makeRig(
-    faults: BackendFaults = .init(), encoding: BinaryEncoding = .base64, skew: Double = 0
-  ) async throws
-    -> Rig
-  {
+    faults: BackendFaults = .init(), encoding: BinaryEncoding = .base64, skew: Double = 0,
+    greets: Bool = false
+  ) async throws -> Rig {
     var configuration = BackendConfiguration()
+    configuration.greets = greets
     configuration.encoding = encoding
     configuration.faults = faults
     let synthesizer = SpeechSynthesizer(
@@ -75,7 +75,8 @@ struct EndToEndTests {
       surface: CallbackSurface { frames.all.append($0) })
     await client.connect()
     let ready = await eventually {
-      client.state == .ready && client.player.readyAnimations.count >= 6
+      client.state == .ready && client.pendingDownloads == 0
+        && client.player.readyAnimations.count >= 6 && client.player.isPreloadIdle
     }
     try #require(ready, "the client never became ready: \(client.state)")
     link.tick(at: 0)
@@ -184,18 +185,49 @@ struct EndToEndTests {
     await rig.stop()
   }
 
+  @Test("the backend's greeting (play_base_animation) plays with transitions in and out")
+  func greeting() async throws {
+    var rig = try await makeRig(greets: true)
+    #expect(
+      await eventually { !rig.player.pendingAnimationRequests.isEmpty && rig.player.isPreloadIdle })
+    rig.run(for: 6)
+    let hi = try AnimationName(parsing: "hi_1_s_hi_1_e")
+    let drawn = rig.frames.all.filter { $0.content.animation == hi }.map(\.content.index)
+    #expect(drawn == Array(0..<(rig.backend.pack.frameCount(of: hi) ?? 0)))
+    checkClean(rig)
+    await rig.stop()
+  }
+
   @Test(
     "a disconnect in the middle of a chunk: the client reconnects and the avatar returns to idle")
   func disconnectMidChunk() async throws {
     var faults = BackendFaults()
-    faults.disconnectAfterEvents = 3
+    faults.disconnectAfterEvents = 2  // receive_audio and the first image batch, then the cut
     var rig = try await makeRig(faults: faults)
+    let states = rig.client.states
     try await rig.client.sendMessage("Hello there, nice to meet you.")
-    #expect(await eventually { rig.player.metrics.chunksReceived >= 1 && rig.player.isIngestIdle })
-    #expect(await eventually { rig.client.state == .ready })
+    // The connection drops and comes back; what came before the cut is decoded.
+    var sawDrop = false
+    for await state in states {
+      if state == .connecting || state.isError { sawDrop = true }
+      if sawDrop && state == .ready { break }
+    }
+    #expect(
+      await eventually {
+        rig.player.metrics.chunksReceived == 1 && rig.player.overlays.statistics.count > 0
+          && rig.player.isIngestIdle
+      })
     rig.run(for: 8)
+    #expect(rig.player.metrics.engine.overlayFramesDrawn > 0)
     #expect(rig.player.metrics.engine.desyncs == 0)
     #expect(rig.player.mode == .idle)
     await rig.stop()
+  }
+}
+
+extension LIVAState {
+  var isError: Bool {
+    if case .error = self { return true }
+    return false
   }
 }
