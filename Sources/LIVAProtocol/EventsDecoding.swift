@@ -9,6 +9,8 @@ struct EventReader {
   let event: String
   let limits: LIVAEventLimits
   var framesRead = 0
+  /// Names already parsed in this event: a batch repeats a few names many times.
+  var animationNames: [String: AnimationName] = [:]
 
   init(event: String, limits: LIVAEventLimits) {
     self.event = event
@@ -130,7 +132,8 @@ struct EventReader {
       throw error(
         .tooLarge, "string longer than \(limits.maximumStringLength) bytes", at: path())
     }
-    guard !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+    // Bytes below 0x80 in UTF-8 are ASCII characters, so a byte scan finds every control one.
+    guard !text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
       throw error(.malformedValue, "string contains control characters", at: path())
     }
     return text

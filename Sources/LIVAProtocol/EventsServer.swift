@@ -524,8 +524,11 @@ extension EventReader {
     let name: AnimationName
     if let sectionAnimation, optional(members, "animation_name") == nil {
       name = sectionAnimation
+    } else if case .string(let raw)? = members["animation_name"], let known = animationNames[raw] {
+      name = known
     } else {
       name = try requiredAnimationName(members, "animation_name", in: path)
+      animationNames[name.rawValue] = name
     }
     let matched = try requiredIndex(members, "matched_sprite_frame_number", in: path)
     var sheet: String?

@@ -322,7 +322,10 @@ public actor SocketIOClient {
           }
         }
       }
+      let logger = logger
       group.addTask {
+        // Frames are parsed and binary packets reassembled here, off the actor; the actor is
+        // entered once per complete packet.
         var decoder = SocketIOPacketDecoder(limits: limits)
         for try await message in inbound.messages(maxSize: limits.maximumPayloadBytes) {
           let frame: WebSocketFrame
@@ -330,7 +333,19 @@ public actor SocketIOClient {
           case .text(let text): frame = .text(text)
           case .binary(let buffer): frame = .binary(Array(buffer.readableBytesView))
           }
-          guard await self.receive(frame, decoder: &decoder) else { return }
+          do {
+            let packet = try EngineIOPacket(frame: frame, limits: limits)
+            switch packet {
+            case .message, .binaryMessage:
+              guard let socketPacket = try decoder.decode(packet) else { continue }
+              guard await self.handle(socketPacket) else { return }
+            default:
+              guard await self.receive(packet) else { return }
+            }
+          } catch {
+            // A bad packet is dropped; the decoder is ready for the next one.
+            logger.warning("Dropped a malformed Socket.IO packet: \(error)")
+          }
         }
       }
       group.addTask { try await self.watchdog() }
@@ -354,33 +369,25 @@ public actor SocketIOClient {
     }
   }
 
-  /// Handles one WebSocket frame; returns false when the session should end.
-  private func receive(_ frame: WebSocketFrame, decoder: inout SocketIOPacketDecoder) -> Bool {
+  /// Handles one Engine.IO control packet; returns false when the session should end.
+  private func receive(_ packet: EngineIOPacket) -> Bool {
     guard connection != nil, connection?.outcome == nil else { return false }
-    do {
-      let packet = try EngineIOPacket(frame: frame, limits: configuration.limits)
-      switch packet {
-      case .open(let handshake):
-        connection?.handshake = handshake
-        extendDeadline()
-        var connect = SocketIOPacket.connect(namespace: configuration.namespace)
-        connect.payload = configuration.auth
-        connection?.writer.yield(connect.frames)
-      case .ping(let payload):
-        extendDeadline()
-        connection?.writer.yield([EngineIOPacket.pong(payload).frame])
-        pingsAnswered += 1
-      case .close:
-        connection?.outcome = .transportClose
-        return false
-      case .message, .binaryMessage:
-        if let socketPacket = try decoder.decode(packet) { return handle(socketPacket) }
-      case .pong, .upgrade, .noop:
-        break
-      }
-    } catch {
-      // A bad packet is dropped; the decoder is ready for the next one.
-      logger.warning("Dropped a malformed Socket.IO packet: \(error)")
+    switch packet {
+    case .open(let handshake):
+      connection?.handshake = handshake
+      extendDeadline()
+      var connect = SocketIOPacket.connect(namespace: configuration.namespace)
+      connect.payload = configuration.auth
+      connection?.writer.yield(connect.frames)
+    case .ping(let payload):
+      extendDeadline()
+      connection?.writer.yield([EngineIOPacket.pong(payload).frame])
+      pingsAnswered += 1
+    case .close:
+      connection?.outcome = .transportClose
+      return false
+    case .message, .binaryMessage, .pong, .upgrade, .noop:
+      break
     }
     return true
   }
@@ -391,10 +398,10 @@ public actor SocketIOClient {
       .now + .milliseconds(handshake.pingInterval) + .milliseconds(handshake.pingTimeout)
   }
 
+  /// Handles one Socket.IO packet; returns false when the session should end.
   private func handle(_ packet: SocketIOPacket) -> Bool {
-    guard packet.namespace == configuration.namespace, let current = connection else {
-      return true
-    }
+    guard let current = connection, current.outcome == nil else { return false }
+    guard packet.namespace == configuration.namespace else { return true }
     switch packet.kind {
     case .connect:
       let sid = packet.payload?["sid"]?.stringValue ?? ""

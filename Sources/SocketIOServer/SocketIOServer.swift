@@ -122,16 +122,18 @@ public final class SocketIOServer: Sendable {
   public func emit(
     _ name: String, _ arguments: [JSONValue] = [], toRoom room: String, namespace: String = "/"
   ) {
+    let frames = SocketIOPacket.event(name, arguments, namespace: namespace).frames
     for socket in connectedSockets
     where socket.namespace == namespace && socket.rooms.contains(room) {
-      socket.emit(name, arguments)
+      socket.send(frames)
     }
   }
 
   /// Emits an event to every socket on `namespace`.
   public func broadcast(_ name: String, _ arguments: [JSONValue] = [], namespace: String = "/") {
+    let frames = SocketIOPacket.event(name, arguments, namespace: namespace).frames
     for socket in connectedSockets where socket.namespace == namespace {
-      socket.emit(name, arguments)
+      socket.send(frames)
     }
   }
 
@@ -442,6 +444,12 @@ public final class SocketIOServerSocket: Sendable {
   /// Emits an event to this client (binary values become attachments).
   public func emit(_ name: String, _ arguments: [JSONValue] = []) {
     session.send(SocketIOPacket.event(name, arguments, namespace: namespace).frames)
+  }
+
+  /// Writes frames of an already encoded packet of this socket's namespace (e.g.
+  /// ``SocketIO/SocketIOPacket/frames``), so one packet can be encoded once for many sockets.
+  public func send(_ frames: [WebSocketFrame]) {
+    session.send(frames)
   }
 
   /// Emits an event and waits for the client's acknowledgement.

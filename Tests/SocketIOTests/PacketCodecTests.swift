@@ -163,6 +163,30 @@ struct PacketCodecTests {
       } == .payloadTooLarge)
   }
 
+  @Test("escapes and control characters are found at every offset of the 8-byte fast path")
+  func escapesAtEveryOffset() throws {
+    for length in 1..<26 {
+      for position in 0..<length {
+        for (escaped, expected) in [
+          ("\\\"", "\""), ("\\\\", "\\"), ("\\n", "\n"), ("\\u00e9", "é"),
+        ] {
+          var raw = Array(repeating: "a", count: length)
+          raw[position] = escaped
+          var text = Array(repeating: "a", count: length)
+          text[position] = expected
+          let packet = try decodeText("2[\"e\",\"" + raw.joined() + "\"]")
+          #expect(packet?.arguments == [.string(text.joined())], "length \(length) at \(position)")
+        }
+        var bad = Array(repeating: "a", count: length)
+        bad[position] = "\u{1}"
+        #expect(
+          errorCode { () throws(SocketIOError) in
+            _ = try decodeText("2[\"e\",\"" + bad.joined() + "\"]")
+          } == .malformedJSON, "control at \(position) of \(length)")
+      }
+    }
+  }
+
   @Test("JSON nesting at the limit is accepted")
   func nestingAtLimit() throws {
     let depth = 63  // plus the event array itself: 64

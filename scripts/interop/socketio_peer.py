@@ -270,7 +270,7 @@ async def run_client(url):
 
     await again.connect(url, transports=["websocket"], auth={"token": "secret"}, wait_timeout=10)
     await again.emit("drop-me")
-    for _ in range(200):
+    for _ in range(400):
         if len(connects) >= 2 and again.connected:
             break
         await asyncio.sleep(0.05)
