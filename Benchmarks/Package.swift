@@ -42,3 +42,24 @@ package.targets += [
     plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
   )
 ]
+
+// SocketIO: receive throughput against python-socketio's client (issue 3).
+package.dependencies += [
+  .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+  .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+]
+package.targets += [
+  .executableTarget(
+    name: "SocketIOBenchmarks",
+    dependencies: [
+      .product(name: "Benchmark", package: "benchmark"),
+      .product(name: "LIVAProtocol", package: "LIVA"),
+      .product(name: "SocketIO", package: "LIVA"),
+      .product(name: "SocketIOServer", package: "LIVA"),
+      .product(name: "Hummingbird", package: "hummingbird"),
+      .product(name: "Logging", package: "swift-log"),
+    ],
+    path: "Benchmarks/SocketIOBenchmarks",
+    plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+  )
+]

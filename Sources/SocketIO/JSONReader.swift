@@ -79,6 +79,7 @@ struct JSONReader {
     guard depth <= maximumDepth else { throw error("JSON nests deeper than \(maximumDepth)") }
     index += 1  // {
     var members: [String: JSONValue] = [:]
+    members.reserveCapacity(8)  // most objects are small; avoids rehashing while they grow
     skipWhitespace()
     if index < end, bytes[index] == UInt8(ascii: "}") {
       index += 1

@@ -286,7 +286,9 @@ public actor SocketIOClient {
     var wsConfiguration = WebSocketClientConfiguration(
       maxFrameSize: configuration.limits.maximumPayloadBytes,
       closeTimeout: configuration.closeTimeout)
-    wsConfiguration.validateUTF8 = true
+    // No separate UTF-8 validation pass: text frames become Strings by decoding, which
+    // repairs invalid sequences, and the JSON reader checks every byte it uses.
+    wsConfiguration.validateUTF8 = false
     var transportError: String?
     do {
       try await WebSocketClient.connect(
