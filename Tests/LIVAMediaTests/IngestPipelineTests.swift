@@ -77,6 +77,33 @@ struct IngestPipelineTests {
     #expect(results.withLock { $0 } == [true, true])
   }
 
+  @Test("read() never waits, not even while another thread holds the store's lock")
+  func readNeverWaitsForTheLock() {
+    let store = OverlayImageStore()
+    store.insert(RGBAImage(width: 2, height: 2), for: "a", message: nil)
+    if case .image(let image) = store.read("a") {
+      #expect(image.width == 2)
+    } else {
+      Issue.record("expected the image")
+    }
+    if case .notReady = store.read("b") {} else { Issue.record("expected notReady") }
+    let outcome = Locked<String?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    store.whileLocked {
+      // The lock is held here; a render-side read on another thread must return at once.
+      Thread.detachNewThread {
+        if case .busy = store.read("a") {
+          outcome.withLock { $0 = "busy" }
+        } else {
+          outcome.withLock { $0 = "other" }
+        }
+        done.signal()
+      }
+      #expect(done.wait(timeout: .now() + 10) == .success, "read() waited for the lock")
+    }
+    #expect(outcome.withLock { $0 } == "busy")
+  }
+
   @Test("the first image of every batch is decoded before the rest of the queue")
   func firstFrameFirst() {
     let gate = Gate()
