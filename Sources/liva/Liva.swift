@@ -141,7 +141,8 @@ struct Record: AsyncParsableCommand {
     let session = SessionOptions(
       serverURL: server, userID: user, agentID: agent, instanceID: instance, resolution: size,
       cacheRoot: defaultCacheRoot().appendingPathComponent("record-\(safeAgent)-\(size)"),
-      output: URL(fileURLWithPath: output), messages: message, greet: false, audioSkew: 0)
+      output: URL(fileURLWithPath: output), messages: message, greet: false, audioSkew: 0,
+      videoName: "recording.mp4")
     try await runSession(session)
   }
 }

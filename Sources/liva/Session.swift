@@ -16,6 +16,8 @@ struct SessionOptions {
   var messages: [String]
   var greet: Bool
   var audioSkew: Double
+  /// The video's file name inside `output`.
+  var videoName = "demo.mp4"
 }
 
 /// A display link that runs another one and, after each tick's handler, an extra step (the
@@ -179,9 +181,9 @@ func writeMedia(options: SessionOptions, recorder: RecordingSurface, audio: Head
       "-c:a", "aac",
     ]
   }
-  arguments += ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-preset", "veryfast", "demo.mp4"]
+  arguments += ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-preset", "veryfast", options.videoName]
   let script =
-    "#!/bin/sh\n# Makes demo.mp4 from the frames and the audio chunks (needs ffmpeg).\ncd \"$(dirname \"$0\")\"\nexec ffmpeg "
+    "#!/bin/sh\n# Makes \(options.videoName) from the frames and the audio chunks (needs ffmpeg).\ncd \"$(dirname \"$0\")\"\nexec ffmpeg "
     + arguments.map { "'\($0)'" }.joined(separator: " ") + "\n"
   let scriptURL = options.output.appendingPathComponent("make-mp4.sh")
   try script.write(to: scriptURL, atomically: true, encoding: .utf8)
@@ -191,13 +193,13 @@ func writeMedia(options: SessionOptions, recorder: RecordingSurface, audio: Head
     progress(
       """
 
-      ffmpeg is not installed, so no MP4 was made. The frames are in \(options.output.path)/frames,
-      the audio chunks in \(options.output.path)/audio. To get demo.mp4:
+      ffmpeg is not installed, so no \(options.videoName) was made. The frames are in \(options.output.path)/frames,
+      the audio chunks in \(options.output.path)/audio. To make the video:
         sudo apt-get install -y ffmpeg && \(scriptURL.path)
       """)
     return
   }
-  progress("  muxing demo.mp4 with ffmpeg")
+  progress("  muxing \(options.videoName) with ffmpeg")
   let process = Process()
   process.executableURL = ffmpeg
   process.arguments = arguments
@@ -208,7 +210,7 @@ func writeMedia(options: SessionOptions, recorder: RecordingSurface, audio: Head
     throw SessionError("ffmpeg failed (status \(process.terminationStatus)); see \(scriptURL.path)")
   }
   try? fileManager.removeItem(at: options.output.appendingPathComponent("frames"))
-  progress("  wrote \(options.output.appendingPathComponent("demo.mp4").path)")
+  progress("  wrote \(options.output.appendingPathComponent(options.videoName).path)")
 }
 
 func findExecutable(_ name: String) -> URL? {
