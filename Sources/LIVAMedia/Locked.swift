@@ -19,14 +19,9 @@ final class Locked<State>: @unchecked Sendable {
     return try body(&state)
   }
 
-  /// Runs `body` if the lock can be taken within `attempts` tries (a short spin, no
-  /// sleeping); nil when another thread kept holding it.
-  func withLockIfAvailable<R>(attempts: Int = 1, _ body: (inout State) throws -> R) rethrows
-    -> R?
-  {
-    var acquired = false
-    for _ in 0..<max(1, attempts) where !acquired { acquired = lock.try() }
-    guard acquired else { return nil }
+  /// Runs `body` only if the lock is free right now; nil when another thread holds it.
+  func withLockIfAvailable<R>(_ body: (inout State) throws -> R) rethrows -> R? {
+    guard lock.try() else { return nil }
     defer { lock.unlock() }
     return try body(&state)
   }

@@ -201,17 +201,19 @@ public final class OverlayImageStore: Sendable {
     case busy
   }
 
-  /// Like ``image(for:)``, but never blocks on the store's lock: it retries taking the lock
-  /// for a bounded spin (tens of microseconds at most) and returns ``Read/busy`` if another
-  /// thread still holds it (typically a writer the scheduler preempted mid-bookkeeping).
-  /// For a render loop that must never block. Measured on 2 shared cores with a decoder
-  /// running nonstop (a worst-case flood), about 0.4–1% of reads were busy; at a real
-  /// session's few dozen decodes a second, busy is rare.
+  /// Like ``image(for:)``, but never blocks, not even on the store's lock: if another thread
+  /// holds it at that instant (a writer's microseconds of bookkeeping, or longer when the
+  /// scheduler preempted that writer), it returns ``Read/busy`` at once.
+  ///
+  /// The trade-off, measured on 2 shared cores with a decoder running nonstop (a worst-case
+  /// flood): reads at 1 kHz were busy about 5% of the time, while ``image(for:)`` waited a
+  /// few microseconds typically and up to milliseconds in the worst samples. At a real
+  /// session's few dozen decodes a second both effects are rare. Prefer ``image(for:)``;
+  /// use this for a render loop whose policy is never to block.
   public func read(_ key: String) -> Read {
-    // A bounded spin (up to 1,000 lock attempts, tens of microseconds at most) rides out
-    // ordinary bookkeeping; only a holder that stays longer (typically one the scheduler
-    // preempted) makes the read report busy.
-    let result = state.withLockIfAvailable(attempts: 1_000) { state -> Read in
+    // One attempt, no spin: on an oversubscribed device, spinning competes for the CPU with
+    // the (often preempted) holder and made reads slower, not less often busy, in measurements.
+    let result = state.withLockIfAvailable { state -> Read in
       guard let slot = state.slotOfKey[key], let image = state.slots[slot]?.image else {
         state.statistics.misses += 1
         return .notReady
