@@ -361,7 +361,7 @@ public final class LIVAClient: Sendable {
     case .animationFramesComplete(let name):
       let version = protectedState.withLock { state -> String in
         state.downloading.remove(name)
-        return state.manifest[name]?.version ?? "0"
+        return state.manifest[name]?.version ?? ""
       }
       do {
         try player.baseFrames.finishDownload(name, version: version)
@@ -380,15 +380,7 @@ public final class LIVAClient: Sendable {
   }
 
   private func handleManifest(_ manifest: [AnimationName: BaseAnimationInfo]) async {
-    let entries = Dictionary(
-      uniqueKeysWithValues: manifest.map {
-        (
-          $0.key.rawValue,
-          BaseFrameStore.ManifestEntry(
-            frames: $0.value.frameCount, version: $0.value.version ?? "0")
-        )
-      })
-    let plan = player.baseFrames.plan(for: entries)
+    let plan = player.baseFrames.plan(for: manifest)
     let requests = protectedState.withLock { state -> [AnimationName] in
       state.manifest = manifest
       let requests = plan.animations.filter { !state.downloading.contains($0) }
