@@ -74,6 +74,11 @@ public final class LIVAPlayer: Sendable {
     public var eventLimits = LIVAEventLimits.default
     /// The display rate the ticks are expected at (for counting late ticks).
     public var expectedTickRate: Double = 60
+    /// How far ahead of the tick the audio clock is read for choosing the mouth, in seconds.
+    /// A mouth can only change on a tick, so reading the clock half a tick ahead centres the
+    /// lip-sync error around zero (±half a tick) instead of always lagging (0 to one tick).
+    /// Nil: half of `1 / expectedTickRate`.
+    public var audioLookahead: Double?
 
     /// The defaults.
     public init() {}
@@ -250,7 +255,8 @@ public final class LIVAPlayer: Sendable {
   /// The render path: one display tick at display time `now`. Never waits for a decode.
   public func tick(now: Double) {
     let began = ContinuousClock.now
-    let clock = audio.position(at: now)
+    let lookahead = configuration.audioLookahead ?? 0.5 / configuration.expectedTickRate
+    let clock = audio.position(at: now + lookahead)
     let (result, audioData) = state.withLock { state -> (TickResult, [ChunkID: Data]) in
       if let last = state.lastTick, now - last > 1.5 / configuration.expectedTickRate {
         state.metrics.lateTicks += 1
