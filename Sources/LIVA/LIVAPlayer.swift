@@ -19,7 +19,7 @@ public struct PlayerMetrics: Sendable {
   public var framesPresented = 0
   /// Draws whose base frame was not decoded in memory (the picture was held instead).
   public var baseFrameMisses = 0
-  /// Draws whose overlay image had left the store (drawn without it... never: held instead).
+  /// Draws held because an overlay image left the store after the engine was told it was ready.
   public var overlayMisses = 0
   /// Images the ingest pipeline shed under backpressure.
   public var shedImages = 0

@@ -141,8 +141,6 @@ public enum HoldReason: Hashable, Sendable, CustomStringConvertible {
   case overlayNotReady(key: String)
   /// The last frame of a chunk is held while the next chunk is not ready or not announced.
   case waitingForNextChunk
-  /// The overlay frame due now is already on screen (the audio clock has not moved on).
-  case waitingForAudio
 
   /// The reason without its payload, for counting.
   public var kind: Kind {
@@ -152,7 +150,6 @@ public enum HoldReason: Hashable, Sendable, CustomStringConvertible {
     case .noBaseAnimation: .noBaseAnimation
     case .overlayNotReady: .overlayNotReady
     case .waitingForNextChunk: .waitingForNextChunk
-    case .waitingForAudio: .waitingForAudio
     }
   }
 
@@ -168,8 +165,6 @@ public enum HoldReason: Hashable, Sendable, CustomStringConvertible {
     case overlayNotReady
     /// See ``HoldReason/waitingForNextChunk``.
     case waitingForNextChunk
-    /// See ``HoldReason/waitingForAudio``.
-    case waitingForAudio
   }
 
   /// The kind's name, with the key for `overlayNotReady`.
