@@ -93,8 +93,12 @@ public final class SocketIOServer: Sendable {
         ws: WebSocketServerConfiguration(
           maxFrameSize: configuration.limits.maximumPayloadBytes, autoPing: .disabled,
           closeTimeout: .seconds(2)))
-    ) { request, _, _ in
-      self.upgrade(request)
+    ) { request, channel, _ in
+      let result = self.upgrade(request)
+      if case .upgrade = result {
+        try channel.pipeline.syncOperations.addHandler(FlushCoalescingHandler(), position: .first)
+      }
+      return result
     }
   }
 
