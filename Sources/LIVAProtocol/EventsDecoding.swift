@@ -170,7 +170,8 @@ struct EventReader {
     -> String
   {
     let text = try string(value, at: path())
-    guard !text.isEmpty, text != ".", text != "..", !text.contains("/"), !text.contains("\\")
+    guard !text.isEmpty, text != ".", text != "..",
+      !text.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "\\") })
     else {
       throw error(.malformedValue, "\"\(text.prefix(40))\" is not a file name", at: path())
     }
@@ -253,12 +254,7 @@ struct EventReader {
           .tooLarge, "about \(payload.count / 4 * 3) bytes exceed the limit \(maximumBytes)",
           at: path())
       }
-      var encoded = Data(payload)
-      let remainder = encoded.count % 4
-      if remainder == 2 || remainder == 3 {
-        encoded.append(contentsOf: repeatElement(UInt8(ascii: "="), count: 4 - remainder))
-      }
-      guard let data = Data(base64Encoded: encoded) else {
+      guard let data = Base64.decode(payload) else {
         throw error(.malformedValue, "invalid base64", at: path())
       }
       guard data.count <= maximumBytes else {

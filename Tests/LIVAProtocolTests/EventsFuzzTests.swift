@@ -3,8 +3,8 @@ import Testing
 
 @testable import LIVAProtocol
 
-/// SplitMix64, so that every fuzz run replays exactly.
-private struct SplitMix64: RandomNumberGenerator {
+/// SplitMix64, so that every fuzz run replays exactly (shared by this target's tests).
+struct SplitMix64: RandomNumberGenerator {
   var state: UInt64
   mutating func next() -> UInt64 {
     state &+= 0x9E37_79B9_7F4A_7C15
