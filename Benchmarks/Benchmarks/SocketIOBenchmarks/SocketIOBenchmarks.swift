@@ -24,7 +24,12 @@ import Logging
 import SocketIO
 import SocketIOServer
 
-let eventsPerIteration = 40
+/// Distinct batches the server encodes once and sends in turn.
+let distinctBatches = 40
+/// Events per iteration: long enough (a few hundred ms) that the request and the final
+/// `bench_done` round trip are not what is measured.
+let eventsPerIteration =
+  Int(ProcessInfo.processInfo.environment["SOCKETIO_BENCH_EVENTS"] ?? "") ?? 200
 let framesPerEvent = 50
 let imageSize = 6_000
 
@@ -115,10 +120,10 @@ final class Fixture: @unchecked Sendable {  // @unchecked: written once in `star
     // Encoded once: the server streams the same frames to both clients, so its own
     // encoding cost is not part of the measurement.
     let payloads = [
-      false: (0..<eventsPerIteration).map {
+      false: (0..<distinctBatches).map {
         SocketIOPacket.event("receive_frame_images_batch", [batch($0, binary: false)]).frames
       },
-      true: (0..<eventsPerIteration).map {
+      true: (0..<distinctBatches).map {
         SocketIOPacket.event("receive_frame_images_batch", [batch($0, binary: true)]).frames
       },
     ]
@@ -132,7 +137,7 @@ final class Fixture: @unchecked Sendable {  // @unchecked: written once in `star
             let count = event.arguments.first?.intValue ?? 0
             let binary = event.arguments.dropFirst().first == "binary"
             for index in 0..<count {
-              socket.send(payloads[binary]![index % eventsPerIteration])
+              socket.send(payloads[binary]![index % distinctBatches])
             }
             socket.emit("bench_done", [.number(Double(count))])
           }
@@ -231,6 +236,10 @@ let megabytesPerSecond = BenchmarkMetric.custom(
 
 let speedup = BenchmarkMetric.custom(
   "Swift/Python events/s ×100", polarity: .prefersLarger, useScalingFactor: false)
+let swiftEventsPerSecond = BenchmarkMetric.custom(
+  "Swift events/s", polarity: .prefersLarger, useScalingFactor: false)
+let pythonEventsPerSecond = BenchmarkMetric.custom(
+  "Python events/s", polarity: .prefersLarger, useScalingFactor: false)
 
 func report(_ benchmark: Benchmark, _ result: (Int, Int, Double)) {
   let (events, bytes, seconds) = result
@@ -255,12 +264,15 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark(
       "SocketIO.Receive.SwiftOverPython.\(mode)",
       configuration: .init(
-        metrics: [speedup], warmupIterations: 1, maxDuration: .seconds(60), maxIterations: 10),
+        metrics: [speedup, swiftEventsPerSecond, pythonEventsPerSecond], warmupIterations: 1,
+        maxDuration: .seconds(60), maxIterations: 10),
       closure: { benchmark in
         let python = try! await fixture.receivePythonOffPool(binary: binary)
         let swift = try! await fixture.receiveSwift(binary: binary)
         let ratio = (Double(swift.0) / swift.2) / (Double(python.0) / python.2)
         benchmark.measurement(speedup, Int(ratio * 100))
+        benchmark.measurement(swiftEventsPerSecond, Int(Double(swift.0) / swift.2))
+        benchmark.measurement(pythonEventsPerSecond, Int(Double(python.0) / python.2))
       }, setup: { try await fixture.start() })
     Benchmark(
       "SocketIO.Receive.Python.\(mode)", configuration: configuration,
