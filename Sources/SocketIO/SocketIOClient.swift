@@ -329,13 +329,26 @@ public actor SocketIOClient {
         // Frames are parsed and binary packets reassembled here, off the actor; the actor is
         // entered once per complete packet.
         var decoder = SocketIOPacketDecoder(limits: limits)
-        for try await message in inbound.messages(maxSize: limits.maximumPayloadBytes) {
-          let frame: WebSocketFrame
-          switch message {
-          case .text(let text): frame = .text(text)
-          case .binary(let buffer): frame = .binary(Array(buffer.readableBytesView))
-          }
+        var messages = WebSocketMessageAssembler(maximumBytes: limits.maximumPayloadBytes)
+        for try await frame in inbound {
+          guard
+            let (isText, payload) = try messages.append(frame.opcode, frame.data, fin: frame.fin)
+          else { continue }
           do {
+            if isText, payload.readableBytesView.first == UInt8(ascii: "4") {
+              // An Engine.IO message, by far the most frequent and the largest text: parsed
+              // in the frame's buffer, with no String made of it first.
+              let packet = try payload.withUnsafeReadableBytes { raw in
+                try decoder.decode(
+                  utf8: UnsafeBufferPointer(
+                    rebasing: raw.assumingMemoryBound(to: UInt8.self).dropFirst()))
+              }
+              guard let packet else { continue }
+              guard await self.handle(packet) else { return }
+              continue
+            }
+            let frame: WebSocketFrame =
+              isText ? .text(String(buffer: payload)) : .binary(Array(payload.readableBytesView))
             let packet = try EngineIOPacket(frame: frame, limits: limits)
             switch packet {
             case .message, .binaryMessage:
@@ -449,5 +462,55 @@ public actor SocketIOClient {
   private func sendAck(_ packet: SocketIOPacket, generation: Int) {
     guard let connection, connection.generation == generation else { return }
     connection.writer.yield(packet.frames)
+  }
+}
+
+/// Joins fragmented WebSocket frames into messages, within a size limit.
+struct WebSocketMessageAssembler {
+  let maximumBytes: Int
+  private var fragmentsAreText: Bool?
+  private var fragments = ByteBuffer()
+
+  init(maximumBytes: Int) {
+    self.maximumBytes = maximumBytes
+  }
+
+  /// Takes the next data frame (its opcode, payload and FIN bit); returns a whole message (whether it is text, and its
+  /// payload) when `frame` completes one.
+  /// - Throws: ``SocketIOError`` `unexpectedFrame` for a continuation without a start or a
+  ///   new message inside a fragmented one, `payloadTooLarge` beyond the limit; the
+  ///   connection cannot go on after either.
+  mutating func append(_ opcode: WebSocketDataFrame.Opcode, _ data: ByteBuffer, fin: Bool)
+    throws(SocketIOError) -> (Bool, ByteBuffer)?
+  {
+    switch opcode {
+    case .text, .binary:
+      guard fragmentsAreText == nil else {
+        throw SocketIOError(.unexpectedFrame, "a new message began inside a fragmented one")
+      }
+      guard data.readableBytes <= maximumBytes else {
+        throw SocketIOError(.payloadTooLarge, "message of \(data.readableBytes) bytes")
+      }
+      if fin { return (opcode == .text, data) }
+      fragmentsAreText = opcode == .text
+      fragments = data
+      return nil
+    case .continuation:
+      guard let isText = fragmentsAreText else {
+        throw SocketIOError(.unexpectedFrame, "a continuation frame without a message")
+      }
+      guard fragments.readableBytes + data.readableBytes <= maximumBytes else {
+        throw SocketIOError(
+          .payloadTooLarge, "fragmented message over \(maximumBytes) bytes")
+      }
+      var data = data
+      fragments.writeBuffer(&data)
+      guard fin else { return nil }
+      defer {
+        fragmentsAreText = nil
+        fragments = ByteBuffer()
+      }
+      return (isText, fragments)
+    }
   }
 }

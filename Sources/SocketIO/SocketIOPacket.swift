@@ -149,35 +149,48 @@ public struct SocketIOPacketDecoder: Sendable {
 
   /// Feeds a text message: a whole packet, or the head of a binary packet (then returns nil).
   public mutating func decode(text: String) throws(SocketIOError) -> SocketIOPacket? {
+    try withUTF8Bytes(of: text) { (bytes) throws(SocketIOError) -> SocketIOPacket? in
+      try decode(utf8: bytes)
+    }
+  }
+
+  /// Feeds a text message given as its UTF-8 bytes (a WebSocket frame's payload without the
+  /// Engine.IO type byte), so a large message is parsed where it arrived, not copied into a
+  /// `String` first. Invalid UTF-8 inside JSON strings is repaired, as `String` would.
+  package mutating func decode(utf8 bytes: UnsafeBufferPointer<UInt8>) throws(SocketIOError)
+    -> SocketIOPacket?
+  {
     if pending != nil {
       pending = nil
       throw SocketIOError(
         .unexpectedFrame, "a text packet arrived while a binary packet awaited attachments")
     }
-    let (packet, attachmentCount) = try SocketIOPacket.decodeHead(text, limits: limits)
+    let (packet, attachmentCount) = try SocketIOPacket.decodeHead(bytes, limits: limits)
     guard let attachmentCount else { return packet }
     if attachmentCount == 0 { return try Self.reconstruct(packet, attachments: []) }
+    var attachments: [[UInt8]] = []
+    attachments.reserveCapacity(attachmentCount)
     pending = Pending(
-      packet: packet, expected: attachmentCount, attachments: [],
-      totalBytes: text.utf8.count)
+      packet: packet, expected: attachmentCount, attachments: attachments,
+      totalBytes: bytes.count)
     return nil
   }
 
   /// Feeds a binary message: the next attachment of the pending binary packet.
   public mutating func decode(attachment: [UInt8]) throws(SocketIOError) -> SocketIOPacket? {
-    guard var current = pending else {
+    guard pending != nil else {
       throw SocketIOError(.unexpectedFrame, "a binary frame arrived with no binary packet pending")
     }
-    current.totalBytes += attachment.count
-    guard current.totalBytes <= limits.maximumPayloadBytes else {
+    // Mutated in place: a copy would make every append copy the attachment list.
+    pending!.totalBytes += attachment.count
+    guard pending!.totalBytes <= limits.maximumPayloadBytes else {
       pending = nil
       throw SocketIOError(
         .payloadTooLarge,
         "packet with attachments exceeds \(limits.maximumPayloadBytes) bytes")
     }
-    current.attachments.append(attachment)
-    if current.attachments.count < current.expected {
-      pending = current
+    pending!.attachments.append(attachment)
+    guard let current = pending, current.attachments.count == current.expected else {
       return nil
     }
     pending = nil
@@ -243,7 +256,7 @@ extension SocketIOPacket {
     }
   }
 
-  private static func decodeHead(_ bytes: UnsafeBufferPointer<UInt8>, limits: SocketIOLimits)
+  static func decodeHead(_ bytes: UnsafeBufferPointer<UInt8>, limits: SocketIOLimits)
     throws(SocketIOError) -> (SocketIOPacket, Int?)
   {
     guard bytes.count <= limits.maximumPayloadBytes else {
