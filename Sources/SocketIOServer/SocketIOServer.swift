@@ -126,18 +126,18 @@ public final class SocketIOServer: Sendable {
   public func emit(
     _ name: String, _ arguments: [JSONValue] = [], toRoom room: String, namespace: String = "/"
   ) {
-    let frames = SocketIOPacket.event(name, arguments, namespace: namespace).frames
+    let packet = SocketIOServerPacket(.event(name, arguments, namespace: namespace))
     for socket in connectedSockets
     where socket.namespace == namespace && socket.rooms.contains(room) {
-      socket.send(frames)
+      socket.send(packet)
     }
   }
 
   /// Emits an event to every socket on `namespace`.
   public func broadcast(_ name: String, _ arguments: [JSONValue] = [], namespace: String = "/") {
-    let frames = SocketIOPacket.event(name, arguments, namespace: namespace).frames
+    let packet = SocketIOServerPacket(.event(name, arguments, namespace: namespace))
     for socket in connectedSockets where socket.namespace == namespace {
-      socket.send(frames)
+      socket.send(packet)
     }
   }
 
@@ -146,23 +146,18 @@ public final class SocketIOServer: Sendable {
   private func serve(
     inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, query: [String: String]
   ) async {
-    let (frames, writer) = AsyncStream<[WebSocketFrame]>.makeStream()
+    let (frames, writer) = AsyncStream<SocketIOServerPacket>.makeStream()
     let session = EngineSession(id: Self.makeID(), writer: writer, query: query)
     let handshake = EngineIOHandshake(
       sid: session.id, upgrades: [], pingInterval: Self.milliseconds(configuration.pingInterval),
       pingTimeout: Self.milliseconds(configuration.pingTimeout),
       maxPayload: configuration.limits.maximumPayloadBytes)
-    writer.yield([EngineIOPacket.open(handshake).frame])
+    writer.yield(SocketIOServerPacket(frames: [EngineIOPacket.open(handshake).frame]))
     let configuration = configuration
     await withThrowingTaskGroup(of: Void.self) { group in
       group.addTask {
-        for await batch in frames {
-          for frame in batch {
-            switch frame {
-            case .text(let text): try await outbound.write(.text(text))
-            case .binary(let bytes): try await outbound.write(.binary(ByteBuffer(bytes: bytes)))
-            }
-          }
+        for await packet in frames {
+          for frame in packet.frames { try await outbound.write(frame) }
         }
       }
       if configuration.sendsPings {
@@ -329,10 +324,10 @@ final class EngineSession: Sendable {
 
   let id: String
   let query: [String: String]
-  private let writer: AsyncStream<[WebSocketFrame]>.Continuation
+  private let writer: AsyncStream<SocketIOServerPacket>.Continuation
   private let state = NIOLockedValueBox(State())
 
-  init(id: String, writer: AsyncStream<[WebSocketFrame]>.Continuation, query: [String: String]) {
+  init(id: String, writer: AsyncStream<SocketIOServerPacket>.Continuation, query: [String: String]) {
     self.id = id
     self.writer = writer
     self.query = query
@@ -353,7 +348,13 @@ final class EngineSession: Sendable {
 
   /// Queues frames; they are written in order, never interleaved with another packet's.
   func send(_ frames: [WebSocketFrame]) {
-    writer.yield(frames)
+    writer.yield(SocketIOServerPacket(frames: frames))
+  }
+
+  /// Queues an encoded packet; its frames are written in order, never interleaved with
+  /// another packet's.
+  func send(_ packet: SocketIOServerPacket) {
+    writer.yield(packet)
   }
 
   /// Writes what is queued, then ends the connection.
@@ -451,9 +452,16 @@ public final class SocketIOServerSocket: Sendable {
   }
 
   /// Writes frames of an already encoded packet of this socket's namespace (e.g.
-  /// ``SocketIO/SocketIOPacket/frames``), so one packet can be encoded once for many sockets.
+  /// ``SocketIO/SocketIOPacket/frames``).
   public func send(_ frames: [WebSocketFrame]) {
     session.send(frames)
+  }
+
+  /// Writes a packet of this socket's namespace encoded once with
+  /// ``SocketIOServerPacket/init(_:)``: one packet sent to many sockets, or many times, is
+  /// neither encoded nor copied again.
+  public func send(_ packet: SocketIOServerPacket) {
+    session.send(packet)
   }
 
   /// Emits an event and waits for the client's acknowledgement.

@@ -121,10 +121,10 @@ final class Fixture: @unchecked Sendable {  // @unchecked: written once in `star
     // encoding cost is not part of the measurement.
     let payloads = [
       false: (0..<distinctBatches).map {
-        SocketIOPacket.event("receive_frame_images_batch", [batch($0, binary: false)]).frames
+        SocketIOServerPacket(.event("receive_frame_images_batch", [batch($0, binary: false)]))
       },
       true: (0..<distinctBatches).map {
-        SocketIOPacket.event("receive_frame_images_batch", [batch($0, binary: true)]).frames
+        SocketIOServerPacket(.event("receive_frame_images_batch", [batch($0, binary: true)]))
       },
     ]
     let server = SocketIOServer(
