@@ -327,7 +327,8 @@ final class EngineSession: Sendable {
   private let writer: AsyncStream<SocketIOServerPacket>.Continuation
   private let state = NIOLockedValueBox(State())
 
-  init(id: String, writer: AsyncStream<SocketIOServerPacket>.Continuation, query: [String: String]) {
+  init(id: String, writer: AsyncStream<SocketIOServerPacket>.Continuation, query: [String: String])
+  {
     self.id = id
     self.writer = writer
     self.query = query

@@ -23,7 +23,8 @@ public struct SocketIOServerPacket: Sendable {
     self.frames = frames.map { frame in
       switch frame {
       case .text(let text):
-        .custom(NIOWebSocket.WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: text)))
+        .custom(
+          NIOWebSocket.WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: text)))
       case .binary(let bytes): .binary(ByteBuffer(bytes: bytes))
       }
     }
