@@ -109,6 +109,42 @@ struct LoopbackTests {
     await loopback.stop()
   }
 
+  @Test("a packet prepared once reaches several sockets, several times, in order with emits")
+  func preparedPacket() async throws {
+    let loopback = try await LoopbackServer.start()
+    // Large enough to span many TCP reads (the client parses it in the frame's buffer).
+    let big = String(repeating: "0123456789abcdef", count: 20_000)
+    let packet = SocketIOServerPacket(
+      .event("prepared", [["text": .string(big), "nested": [.binary([1, 2, 3]), .binary([4])]]]))
+    var recorders: [Recorder<SocketIOEvent>] = []
+    var clients: [SocketIOClient] = []
+    for _ in 0..<2 {
+      let client = SocketIOClient(configuration: testConfiguration(loopback.url))
+      let events = Recorder<SocketIOEvent>()
+      events.record(client.events)
+      await client.connect()
+      clients.append(client)
+      recorders.append(events)
+    }
+    #expect(await eventually { loopback.server.connectedSockets.count == 2 })
+    for socket in loopback.server.connectedSockets {
+      socket.send(packet)
+      socket.emit("between", [1])
+      socket.send(packet)
+    }
+    for events in recorders {
+      #expect(await events.wait { $0.count >= 3 })
+      let received = await events.items
+      #expect(received.map(\.name) == ["prepared", "between", "prepared"])
+      for event in [received[0], received[2]] {
+        #expect(event.arguments.first?["text"]?.stringValue == big)
+        #expect(event.arguments.first?["nested"] == [.binary([1, 2, 3]), .binary([4])])
+      }
+    }
+    for client in clients { await client.disconnect() }
+    await loopback.stop()
+  }
+
   @Test("the client answers pings; the server keeps it")
   func pingPong() async throws {
     let loopback = try await LoopbackServer.start(
