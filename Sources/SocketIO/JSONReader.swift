@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// A strict, allocation-light JSON reader over UTF-8 bytes (RFC 8259), with a nesting limit.
 ///
 /// Written by hand rather than with Foundation so that the SocketIO module stays free of
@@ -135,6 +143,22 @@ struct JSONReader {
   private mutating func parseString() throws(SocketIOError) -> String {
     index += 1  // opening quote
     let start = index
+    // Long strings (base64 images): find the closing quote with the C library's vectorised
+    // memchr, then check the span for a backslash (memchr again) and control characters
+    // (one SWAR test per eight bytes). Falls through to the byte loop on anything special.
+    if end - index >= 128, let base = bytes.baseAddress,
+      let found = memchr(base + index, 0x22, end - index)
+    {
+      let quote = UnsafeRawPointer(found) - UnsafeRawPointer(base)
+      if memchr(base + index, 0x5C, quote - index) == nil,
+        !Self.containsControlCharacter(base, from: index, to: quote)
+      {
+        let text = String(
+          decoding: UnsafeBufferPointer(start: base + start, count: quote - start), as: UTF8.self)
+        index = quote + 1
+        return text
+      }
+    }
     // Fast path: no escapes, copy the bytes once. Skip eight bytes at a time while none of
     // them is a quote, a backslash or a control character (SWAR tests, exact for existence).
     if let base = bytes.baseAddress {
@@ -192,6 +216,28 @@ struct JSONReader {
       }
     }
     throw error("unterminated string")
+  }
+
+  /// Whether a byte below 0x20 lies in `base[from..<to]`.
+  private static func containsControlCharacter(
+    _ base: UnsafePointer<UInt8>, from: Int, to: Int
+  ) -> Bool {
+    let raw = UnsafeRawPointer(base)
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    var index = from
+    var found: UInt64 = 0
+    // A byte b < 0x20 sets its high bit in (b - 0x20) & ~b; bytes >= 0x80 never do.
+    while index + 8 <= to {
+      let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+      found |= (word &- ones &* 0x20) & ~word
+      index += 8
+    }
+    if found & (ones &* 0x80) != 0 { return true }
+    while index < to {
+      if base[index] < 0x20 { return true }
+      index += 1
+    }
+    return false
   }
 
   private mutating func readHex4() throws(SocketIOError) -> UInt32 {

@@ -163,12 +163,14 @@ struct PacketCodecTests {
       } == .payloadTooLarge)
   }
 
-  @Test("escapes and control characters are found at every offset of the 8-byte fast path")
+  @Test(
+    "escapes and control characters are found at every offset of both fast paths (8-byte words, and memchr for strings of 128 bytes or more)"
+  )
   func escapesAtEveryOffset() throws {
-    for length in 1..<26 {
+    for length in Array(1..<26) + [127, 128, 129, 136, 200] {
       for position in 0..<length {
         for (escaped, expected) in [
-          ("\\\"", "\""), ("\\\\", "\\"), ("\\n", "\n"), ("\\u00e9", "é"),
+          ("\\\"", "\""), ("\\\\", "\\"), ("\\n", "\n"), ("\\u00e9", "é"), ("é", "é"),
         ] {
           var raw = Array(repeating: "a", count: length)
           raw[position] = escaped
