@@ -521,22 +521,34 @@ extension EventReader {
       throw error(
         .tooLarge, "more than \(limits.maximumFramesPerEvent) frames in one event", at: path)
     }
+    let fields = FrameFields(members)
     let name: AnimationName
-    if let sectionAnimation, optional(members, "animation_name") == nil {
+    if let sectionAnimation, fields.animationName == nil {
       name = sectionAnimation
-    } else if case .string(let raw)? = members["animation_name"], let known = animationNames[raw] {
+    } else if case .string(let raw)? = fields.animationName, let known = animationNames[raw] {
       name = known
     } else {
-      name = try requiredAnimationName(members, "animation_name", in: path)
+      guard let value = fields.animationName else {
+        throw error(
+          .missingField, "required field \"animation_name\" is missing",
+          at: Self.join(path, "animation_name"))
+      }
+      name = try animationName(value, at: Self.join(path, "animation_name"))
       animationNames[name.rawValue] = name
     }
-    let matched = try requiredIndex(members, "matched_sprite_frame_number", in: path)
+    guard let matchedValue = fields.matchedSpriteFrameNumber else {
+      throw error(
+        .missingField, "required field \"matched_sprite_frame_number\" is missing",
+        at: Self.join(path, "matched_sprite_frame_number"))
+    }
+    let matched = try int(
+      matchedValue, max: limits.maximumIndex, at: Self.join(path, "matched_sprite_frame_number"))
     var sheet: String?
-    if let value = optional(members, "sheet_filename") {
+    if let value = fields.sheetFilename {
       sheet = try fileName(value, at: Self.join(path, "sheet_filename"))
     }
     let overlayId: String
-    if let value = optional(members, "overlay_id") {
+    if let value = fields.overlayId {
       overlayId = try string(value, at: Self.join(path, "overlay_id"))
       guard !overlayId.isEmpty else {
         throw error(.malformedValue, "empty overlay_id", at: Self.join(path, "overlay_id"))
@@ -552,20 +564,89 @@ extension EventReader {
     var frame = OverlayFrame(
       overlayId: overlayId, animationName: name, matchedSpriteFrameNumber: matched)
     frame.sheetFilename = sheet
-    frame.sequenceIndex = try optionalIndex(members, "sequence_index", in: path)
-    frame.sectionIndex = try optionalIndex(members, "section_index", in: path) ?? sectionIndex
-    frame.frameIndex = try optionalIndex(members, "frame_index", in: path)
-    frame.chunkIndex = try optionalIndex(members, "chunk_index", in: path)
-    frame.spriteIndexFolder = try optionalString(members, "sprite_index_folder", in: path)
-    if let value = optional(members, "coordinates") {
+    frame.sequenceIndex = try fields.sequenceIndex.map { (value) throws(LIVAProtocolError) in
+      try int(value, max: limits.maximumIndex, at: Self.join(path, "sequence_index"))
+    }
+    frame.sectionIndex =
+      try fields.sectionIndex.map { (value) throws(LIVAProtocolError) in
+        try int(value, max: limits.maximumIndex, at: Self.join(path, "section_index"))
+      } ?? sectionIndex
+    frame.frameIndex = try fields.frameIndex.map { (value) throws(LIVAProtocolError) in
+      try int(value, max: limits.maximumIndex, at: Self.join(path, "frame_index"))
+    }
+    frame.chunkIndex = try fields.chunkIndex.map { (value) throws(LIVAProtocolError) in
+      try int(value, max: limits.maximumIndex, at: Self.join(path, "chunk_index"))
+    }
+    frame.spriteIndexFolder = try fields.spriteIndexFolder.map {
+      (value) throws(LIVAProtocolError) in
+      try string(value, at: Self.join(path, "sprite_index_folder"))
+    }
+    if let value = fields.coordinates {
       frame.coordinates = try rect(value, at: Self.join(path, "coordinates"))
     }
     frame.zoneTopLeft = zoneTopLeft
-    frame.phonemeClass = try optionalString(members, "char", in: path)
-    frame.viseme = try optionalString(members, "viseme", in: path)
+    frame.phonemeClass = try fields.phonemeClass.map { (value) throws(LIVAProtocolError) in
+      try string(value, at: Self.join(path, "char"))
+    }
+    frame.viseme = try fields.viseme.map { (value) throws(LIVAProtocolError) in
+      try string(value, at: Self.join(path, "viseme"))
+    }
     if withImage {
-      frame.image = try image(members, key: "image_data", mimeKey: "image_mime", in: path)
+      guard let data = fields.imageData else {
+        throw error(
+          .missingField, "required field \"image_data\" is missing",
+          at: Self.join(path, "image_data"))
+      }
+      let (bytes, urlMIME) = try bytes(
+        data, maximumBytes: limits.maximumImageBytes, at: Self.join(path, "image_data"))
+      let declared = try fields.imageMIME.map { (value) throws(LIVAProtocolError) in
+        try string(value, at: Self.join(path, "image_mime"))
+      }
+      frame.image = EncodedImage(data: bytes, mimeType: declared ?? urlMIME)
     }
     return frame
+  }
+}
+
+/// The members of a frame object that the decoder reads, picked out in one pass over the
+/// object: a batch holds hundreds of frames, and a lookup per field would hash every key
+/// name again. `null` members count as absent, as ``EventReader/optional(_:_:)`` has it.
+private struct FrameFields {
+  var animationName: WireValue?
+  var matchedSpriteFrameNumber: WireValue?
+  var sheetFilename: WireValue?
+  var overlayId: WireValue?
+  var sequenceIndex: WireValue?
+  var sectionIndex: WireValue?
+  var frameIndex: WireValue?
+  var chunkIndex: WireValue?
+  var spriteIndexFolder: WireValue?
+  var coordinates: WireValue?
+  var phonemeClass: WireValue?
+  var viseme: WireValue?
+  var imageData: WireValue?
+  var imageMIME: WireValue?
+
+  init(_ members: [String: WireValue]) {
+    for (key, value) in members {
+      if case .null = value { continue }
+      switch key {
+      case "animation_name": animationName = value
+      case "matched_sprite_frame_number": matchedSpriteFrameNumber = value
+      case "sheet_filename": sheetFilename = value
+      case "overlay_id": overlayId = value
+      case "sequence_index": sequenceIndex = value
+      case "section_index": sectionIndex = value
+      case "frame_index": frameIndex = value
+      case "chunk_index": chunkIndex = value
+      case "sprite_index_folder": spriteIndexFolder = value
+      case "coordinates": coordinates = value
+      case "char": phonemeClass = value
+      case "viseme": viseme = value
+      case "image_data": imageData = value
+      case "image_mime": imageMIME = value
+      default: break
+      }
+    }
   }
 }
