@@ -15,7 +15,10 @@
 //   image from base64; it reports its own time from the request to `bench_done`, so the
 //   interpreter's start-up is not counted.
 //
-// Both report the custom metrics `events/s` and `MB/s` (image bytes after decoding).
+// Both report the custom metrics `events/s` and `MB/s` (image bytes after decoding). The
+// server sends packets encoded once (`SocketIOServerPacket`), so its encoding is not measured.
+// `SOCKETIO_BENCH_EVENTS` sets the events per iteration (200); `SOCKETIO_BENCH_REPORT` names a
+// file that gets one line per side-by-side iteration, which scripts/bench-socketio checks (CI).
 import Benchmark
 import Foundation
 import Hummingbird
@@ -243,6 +246,20 @@ let swiftEventsPerSecond = BenchmarkMetric.custom(
 let pythonEventsPerSecond = BenchmarkMetric.custom(
   "Python events/s", polarity: .prefersLarger, useScalingFactor: false)
 
+/// Appends a line to the file named by `SOCKETIO_BENCH_REPORT`, if set: one line per
+/// side-by-side iteration (`mode swift-events/s python-events/s ratio`), which
+/// `scripts/bench-socketio` checks against the budget.
+func appendToReport(_ line: String) {
+  guard let path = ProcessInfo.processInfo.environment["SOCKETIO_BENCH_REPORT"] else { return }
+  if !FileManager.default.fileExists(atPath: path) {
+    FileManager.default.createFile(atPath: path, contents: nil)
+  }
+  guard let file = FileHandle(forWritingAtPath: path) else { return }
+  file.seekToEndOfFile()
+  file.write(Data((line + "\n").utf8))
+  file.closeFile()
+}
+
 func report(_ benchmark: Benchmark, _ result: (Int, Int, Double)) {
   let (events, bytes, seconds) = result
   benchmark.measurement(eventsPerSecond, Int(Double(events) / seconds))
@@ -275,6 +292,8 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.measurement(speedup, Int(ratio * 100))
         benchmark.measurement(swiftEventsPerSecond, Int(Double(swift.0) / swift.2))
         benchmark.measurement(pythonEventsPerSecond, Int(Double(python.0) / python.2))
+        appendToReport(
+          "\(mode) \(Double(swift.0) / swift.2) \(Double(python.0) / python.2) \(ratio)")
       }, setup: { try await fixture.start() })
     Benchmark(
       "SocketIO.Receive.Python.\(mode)", configuration: configuration,
