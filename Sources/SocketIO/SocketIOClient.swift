@@ -331,9 +331,15 @@ public actor SocketIOClient {
         var decoder = SocketIOPacketDecoder(limits: limits)
         var messages = WebSocketMessageAssembler(maximumBytes: limits.maximumPayloadBytes)
         for try await frame in inbound {
-          guard
-            let (isText, payload) = try messages.append(frame.opcode, frame.data, fin: frame.fin)
-          else { continue }
+          let message: (isText: Bool, payload: ByteBuffer)?
+          do {
+            message = try messages.append(frame.opcode, frame.data, fin: frame.fin)
+          } catch {
+            // The frames no longer make messages: the connection cannot go on.
+            logger.warning("Closing the connection: \(error)")
+            throw error
+          }
+          guard let (isText, payload) = message else { continue }
           do {
             if isText, payload.readableBytesView.first == UInt8(ascii: "4") {
               // An Engine.IO message, by far the most frequent and the largest text: parsed
@@ -475,8 +481,8 @@ struct WebSocketMessageAssembler {
     self.maximumBytes = maximumBytes
   }
 
-  /// Takes the next data frame (its opcode, payload and FIN bit); returns a whole message (whether it is text, and its
-  /// payload) when `frame` completes one.
+  /// Takes the next data frame (its opcode, payload and FIN bit); returns a whole message
+  /// (whether it is text, and its payload) when the frame completes one.
   /// - Throws: ``SocketIOError`` `unexpectedFrame` for a continuation without a start or a
   ///   new message inside a fragmented one, `payloadTooLarge` beyond the limit; the
   ///   connection cannot go on after either.

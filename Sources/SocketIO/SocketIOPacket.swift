@@ -246,16 +246,8 @@ public struct SocketIOPacketDecoder: Sendable {
 }
 
 extension SocketIOPacket {
-  /// Parses a packet text; returns the packet (placeholders not yet replaced) and, for a
-  /// binary packet, the number of attachments that follow.
-  static func decodeHead(_ text: String, limits: SocketIOLimits) throws(SocketIOError) -> (
-    SocketIOPacket, Int?
-  ) {
-    try withUTF8Bytes(of: text) { (bytes) throws(SocketIOError) -> (SocketIOPacket, Int?) in
-      try decodeHead(bytes, limits: limits)
-    }
-  }
-
+  /// Parses a packet text (its UTF-8 bytes); returns the packet (placeholders not yet
+  /// replaced) and, for a binary packet, the number of attachments that follow.
   static func decodeHead(_ bytes: UnsafeBufferPointer<UInt8>, limits: SocketIOLimits)
     throws(SocketIOError) -> (SocketIOPacket, Int?)
   {
