@@ -45,10 +45,17 @@ struct EventReader {
   func required(_ object: [String: WireValue], _ key: String, in parent: String)
     throws(LIVAProtocolError) -> WireValue
   {
-    guard let value = object[key], value != .null else {
+    try required(object[key], key, in: parent)
+  }
+
+  /// A required member's value, already looked up as `member`; `null` counts as missing.
+  func required(_ member: WireValue?, _ key: String, in parent: String)
+    throws(LIVAProtocolError) -> WireValue
+  {
+    guard let member, member != .null else {
       throw error(.missingField, "required field \"\(key)\" is missing", at: Self.join(parent, key))
     }
-    return value
+    return member
   }
 
   /// The value of an optional member; `null` counts as absent.
@@ -95,8 +102,15 @@ struct EventReader {
   func optionalIndex(_ object: [String: WireValue], _ key: String, in parent: String)
     throws(LIVAProtocolError) -> Int?
   {
-    guard let value = optional(object, key) else { return nil }
-    return try int(value, max: limits.maximumIndex, at: Self.join(parent, key))
+    try optionalIndex(object[key], key, in: parent)
+  }
+
+  /// An optional index member, already looked up as `member`; `null` counts as absent.
+  func optionalIndex(_ member: WireValue?, _ key: String, in parent: String)
+    throws(LIVAProtocolError) -> Int?
+  {
+    guard let member, member != .null else { return nil }
+    return try int(member, max: limits.maximumIndex, at: Self.join(parent, key))
   }
 
   func requiredCount(_ object: [String: WireValue], _ key: String, in parent: String)
@@ -142,8 +156,15 @@ struct EventReader {
   func optionalString(_ object: [String: WireValue], _ key: String, in parent: String)
     throws(LIVAProtocolError) -> String?
   {
-    guard let value = optional(object, key) else { return nil }
-    return try string(value, at: Self.join(parent, key))
+    try optionalString(object[key], key, in: parent)
+  }
+
+  /// An optional string member, already looked up as `member`; `null` counts as absent.
+  func optionalString(_ member: WireValue?, _ key: String, in parent: String)
+    throws(LIVAProtocolError) -> String?
+  {
+    guard let member, member != .null else { return nil }
+    return try string(member, at: Self.join(parent, key))
   }
 
   func animationName(_ value: WireValue, at path: @autoclosure () -> String)
@@ -269,13 +290,19 @@ struct EventReader {
   func image(_ object: [String: WireValue], key: String, mimeKey: String?, in parent: String)
     throws(LIVAProtocolError) -> EncodedImage
   {
-    let (data, urlMIME) = try bytes(
-      required(object, key, in: parent), maximumBytes: limits.maximumImageBytes,
+    try image(
+      object[key], key: key, mime: mimeKey.flatMap { object[$0] }, mimeKey ?? "", in: parent)
+  }
+
+  /// An image from its members, already looked up: the bytes (`data`, required) and a declared
+  /// media type (`mime`, optional), which wins over a data URL's.
+  func image(
+    _ data: WireValue?, key: String, mime: WireValue?, _ mimeKey: String, in parent: String
+  ) throws(LIVAProtocolError) -> EncodedImage {
+    let (bytes, urlMIME) = try bytes(
+      required(data, key, in: parent), maximumBytes: limits.maximumImageBytes,
       at: Self.join(parent, key))
-    var mime = urlMIME
-    if let mimeKey, let declared = try optionalString(object, mimeKey, in: parent) {
-      mime = declared
-    }
-    return EncodedImage(data: data, mimeType: mime)
+    let declared = try optionalString(mime, mimeKey, in: parent)
+    return EncodedImage(data: bytes, mimeType: declared ?? urlMIME)
   }
 }

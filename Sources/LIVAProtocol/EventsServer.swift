@@ -528,21 +528,14 @@ extension EventReader {
     } else if case .string(let raw)? = fields.animationName, let known = animationNames[raw] {
       name = known
     } else {
-      guard let value = fields.animationName else {
-        throw error(
-          .missingField, "required field \"animation_name\" is missing",
-          at: Self.join(path, "animation_name"))
-      }
-      name = try animationName(value, at: Self.join(path, "animation_name"))
+      name = try animationName(
+        required(fields.animationName, "animation_name", in: path),
+        at: Self.join(path, "animation_name"))
       animationNames[name.rawValue] = name
     }
-    guard let matchedValue = fields.matchedSpriteFrameNumber else {
-      throw error(
-        .missingField, "required field \"matched_sprite_frame_number\" is missing",
-        at: Self.join(path, "matched_sprite_frame_number"))
-    }
     let matched = try int(
-      matchedValue, max: limits.maximumIndex, at: Self.join(path, "matched_sprite_frame_number"))
+      required(fields.matchedSpriteFrameNumber, "matched_sprite_frame_number", in: path),
+      max: limits.maximumIndex, at: Self.join(path, "matched_sprite_frame_number"))
     var sheet: String?
     if let value = fields.sheetFilename {
       sheet = try fileName(value, at: Self.join(path, "sheet_filename"))
@@ -564,45 +557,22 @@ extension EventReader {
     var frame = OverlayFrame(
       overlayId: overlayId, animationName: name, matchedSpriteFrameNumber: matched)
     frame.sheetFilename = sheet
-    frame.sequenceIndex = try fields.sequenceIndex.map { (value) throws(LIVAProtocolError) in
-      try int(value, max: limits.maximumIndex, at: Self.join(path, "sequence_index"))
-    }
+    frame.sequenceIndex = try optionalIndex(fields.sequenceIndex, "sequence_index", in: path)
     frame.sectionIndex =
-      try fields.sectionIndex.map { (value) throws(LIVAProtocolError) in
-        try int(value, max: limits.maximumIndex, at: Self.join(path, "section_index"))
-      } ?? sectionIndex
-    frame.frameIndex = try fields.frameIndex.map { (value) throws(LIVAProtocolError) in
-      try int(value, max: limits.maximumIndex, at: Self.join(path, "frame_index"))
-    }
-    frame.chunkIndex = try fields.chunkIndex.map { (value) throws(LIVAProtocolError) in
-      try int(value, max: limits.maximumIndex, at: Self.join(path, "chunk_index"))
-    }
-    frame.spriteIndexFolder = try fields.spriteIndexFolder.map {
-      (value) throws(LIVAProtocolError) in
-      try string(value, at: Self.join(path, "sprite_index_folder"))
-    }
+      try optionalIndex(fields.sectionIndex, "section_index", in: path) ?? sectionIndex
+    frame.frameIndex = try optionalIndex(fields.frameIndex, "frame_index", in: path)
+    frame.chunkIndex = try optionalIndex(fields.chunkIndex, "chunk_index", in: path)
+    frame.spriteIndexFolder = try optionalString(
+      fields.spriteIndexFolder, "sprite_index_folder", in: path)
     if let value = fields.coordinates {
       frame.coordinates = try rect(value, at: Self.join(path, "coordinates"))
     }
     frame.zoneTopLeft = zoneTopLeft
-    frame.phonemeClass = try fields.phonemeClass.map { (value) throws(LIVAProtocolError) in
-      try string(value, at: Self.join(path, "char"))
-    }
-    frame.viseme = try fields.viseme.map { (value) throws(LIVAProtocolError) in
-      try string(value, at: Self.join(path, "viseme"))
-    }
+    frame.phonemeClass = try optionalString(fields.phonemeClass, "char", in: path)
+    frame.viseme = try optionalString(fields.viseme, "viseme", in: path)
     if withImage {
-      guard let data = fields.imageData else {
-        throw error(
-          .missingField, "required field \"image_data\" is missing",
-          at: Self.join(path, "image_data"))
-      }
-      let (bytes, urlMIME) = try bytes(
-        data, maximumBytes: limits.maximumImageBytes, at: Self.join(path, "image_data"))
-      let declared = try fields.imageMIME.map { (value) throws(LIVAProtocolError) in
-        try string(value, at: Self.join(path, "image_mime"))
-      }
-      frame.image = EncodedImage(data: bytes, mimeType: declared ?? urlMIME)
+      frame.image = try image(
+        fields.imageData, key: "image_data", mime: fields.imageMIME, "image_mime", in: path)
     }
     return frame
   }
