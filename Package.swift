@@ -75,16 +75,20 @@ let package = Package(
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOEmbedded", package: "swift-nio"),
         .product(name: "WSClient", package: "swift-websocket"),
+        "LIVATestSupport",
       ],
       swiftSettings: strict),
     .testTarget(
-      name: "LIVAProtocolTests", dependencies: ["LIVAProtocol"], swiftSettings: strict),
+      name: "LIVAProtocolTests", dependencies: ["LIVAProtocol", "LIVATestSupport"],
+      swiftSettings: strict),
     .testTarget(
-      name: "LIVAMediaTests", dependencies: ["LIVAMedia", "LIVAProtocol"],
+      name: "LIVAMediaTests", dependencies: ["LIVAMedia", "LIVAProtocol", "LIVATestSupport"],
       exclude: ["Fixtures"], swiftSettings: strict),
     .testTarget(
-      name: "LIVAEngineTests", dependencies: ["LIVAEngine", "LIVAProtocol"],
+      name: "LIVAEngineTests", dependencies: ["LIVAEngine", "LIVAProtocol", "LIVATestSupport"],
       swiftSettings: strict),
+    // What the test targets share (a seeded random generator); not a product.
+    .target(name: "LIVATestSupport", path: "Tests/LIVATestSupport", swiftSettings: strict),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 import LIVAEngine
 import LIVAProtocol
+import LIVATestSupport
 import Testing
 
 /// Random sessions (chunk sizes, readiness delays, tick jitter and stalls, interrupts, animation
@@ -146,7 +147,7 @@ struct EnginePropertyTests {
 
   /// Generates and runs the session for `seed`.
   static func session(seed: UInt64) -> Session {
-    var random = SplitMix(seed: seed)
+    var random = SplitMix64(seed: seed)
     var counts = standardCounts
     let missingTalking2 = random.chance(0.2)
     if missingTalking2 {
@@ -266,7 +267,7 @@ struct EnginePropertyTests {
 
   /// A production-like walk: the transition from idle, then talking loops, sometimes switching
   /// between talking_1 and talking_2 through the graph, sometimes ending on the return transition.
-  static func walk(count: Int, tag: String, talking2: Bool, using random: inout SplitMix)
+  static func walk(count: Int, tag: String, talking2: Bool, using random: inout SplitMix64)
     -> [PlannedFrame]
   {
     var sequence: [(String, Int)] = (0..<4).map { ("idle_1_e_talking_1_s", $0) }

@@ -1,5 +1,6 @@
 import LIVAEngine
 import LIVAProtocol
+import LIVATestSupport
 import Testing
 
 @Suite("Engine: rates and time")
@@ -37,7 +38,7 @@ struct EngineTimingTests {
 
   @Test("irregular ticks: the k-th frame comes on the first tick at or after k slots")
   func irregularTicks() {
-    var generator = SplitMix(seed: 7)
+    var generator = SplitMix64(seed: 7)
     var driver = Driver()
     var t = 0.0
     driver.tick(at: t)
@@ -116,19 +117,4 @@ struct EngineTimingTests {
     #expect(driver.tick(at: 0.01).plan.frame?.animation == .idleForward)
     #expect(driver.engine.mode == .idle)
   }
-}
-
-/// A small deterministic generator (SplitMix64), so failing seeds replay exactly.
-struct SplitMix: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-  mutating func next(in range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &self) }
-  mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
 }

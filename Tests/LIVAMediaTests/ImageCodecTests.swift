@@ -1,4 +1,5 @@
 import Foundation
+import LIVATestSupport
 import Testing
 
 @testable import LIVAMedia
@@ -190,18 +191,5 @@ enum Variant: String, CaseIterable, Sendable {
     case .webpLossy: return try codec.encode(image, as: .webp, quality: 75)
     case .jpeg: return try TestSupport.fixture("gradient-24x16.jpg")
     }
-  }
-}
-
-/// A small deterministic random generator for fuzz-style tests.
-struct SplitMix64: RandomNumberGenerator {
-  private var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }

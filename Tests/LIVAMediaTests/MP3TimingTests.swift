@@ -1,4 +1,5 @@
 import Foundation
+import LIVATestSupport
 import Testing
 
 @testable import LIVAMedia

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LIVATestSupport
 import Testing
 
 @testable import LIVAMedia

@@ -1,19 +1,8 @@
 import Foundation
+import LIVATestSupport
 import Testing
 
 @testable import LIVAProtocol
-
-/// SplitMix64, so that every fuzz run replays exactly (shared by this target's tests).
-struct SplitMix64: RandomNumberGenerator {
-  var state: UInt64
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}
 
 private let image = WireValue.string(Data([1, 2, 3, 4, 5]).base64EncodedString())
 
@@ -111,7 +100,7 @@ struct EventsFuzzTests {
     "mutated payloads decode or fail with a typed error naming the event",
     arguments: [7, 8, 9] as [UInt64])
   func fuzz(seed: UInt64) {
-    var generator = SplitMix64(state: seed)
+    var generator = SplitMix64(seed: seed)
     let limits = LIVAEventLimits(maximumFramesPerEvent: 40, maximumImageBytes: 1_000)
     var decoded = 0
     var rejected = 0

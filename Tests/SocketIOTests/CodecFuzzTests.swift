@@ -1,19 +1,7 @@
+import LIVATestSupport
 import Testing
 
 @testable import SocketIO
-
-/// SplitMix64: a tiny deterministic generator, so every fuzz run replays exactly.
-struct SeededGenerator: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}
 
 /// A seeded mutation fuzzer for the packet decoder: mutates valid packets (byte flips,
 /// insertions of grammar tokens, deletions, duplications, truncations) and checks that every
@@ -36,7 +24,7 @@ struct CodecFuzzTests {
     "99999999999", "_placeholder", "true", "num", "null", "1e999", "-0", ".", "e", " ", "é",
   ]
 
-  static func mutate(_ input: [UInt8], using generator: inout SeededGenerator) -> [UInt8] {
+  static func mutate(_ input: [UInt8], using generator: inout SplitMix64) -> [UInt8] {
     var bytes = input
     let rounds = Int.random(in: 1...4, using: &generator)
     for _ in 0..<rounds {
@@ -67,7 +55,7 @@ struct CodecFuzzTests {
   @Test(
     "mutated packets never crash and what decodes round-trips", arguments: [1, 2, 3, 4] as [UInt64])
   func fuzzDecoder(seed: UInt64) throws {
-    var generator = SeededGenerator(seed: seed)
+    var generator = SplitMix64(seed: seed)
     let limits = SocketIOLimits(
       maximumAttachments: 8, maximumPayloadBytes: 64 << 10, maximumNestingDepth: 32)
     var decoded = 0
@@ -108,7 +96,7 @@ struct CodecFuzzTests {
 
   @Test("mutated Engine.IO frames never crash")
   func fuzzEngineIO() {
-    var generator = SeededGenerator(seed: 99)
+    var generator = SplitMix64(seed: 99)
     let seeds = [
       "0{\"sid\":\"a\",\"upgrades\":[],\"pingInterval\":25000,\"pingTimeout\":20000,\"maxPayload\":1000000}",
       "2", "3probe", "42[\"x\"]", "6",
