@@ -15,6 +15,7 @@ let package = Package(
     .library(name: "LIVAMedia", targets: ["LIVAMedia"]),
     .library(name: "SocketIO", targets: ["SocketIO"]),
     .library(name: "SocketIOServer", targets: ["SocketIOServer"]),
+    .library(name: "LIVAWire", targets: ["LIVAWire"]),
     .library(name: "LIVA", targets: ["LIVA"]),
     .library(name: "LIVAServer", targets: ["LIVAServer"]),
   ],

@@ -23,6 +23,7 @@ import Benchmark
 import Foundation
 import Hummingbird
 import LIVAProtocol
+import LIVAWire
 import Logging
 import SocketIO
 import SocketIOServer
@@ -61,19 +62,6 @@ func batch(_ index: Int, binary: Bool) -> JSONValue {
     "batch_start_index": 0, "batch_size": .number(Double(framesPerEvent)), "total_batches": 1,
     "emission_timestamp": 1_738_000_000_000,
   ]
-}
-
-/// The protocol's wire value of a Socket.IO value (the same mapping as LIVAWire's bridge).
-func wire(_ value: JSONValue) -> WireValue {
-  switch value {
-  case .null: return .null
-  case .bool(let bool): return .bool(bool)
-  case .number(let number): return .number(number)
-  case .string(let string): return .string(string)
-  case .array(let array): return .array(array.map(wire))
-  case .object(let object): return .object(object.mapValues(wire))
-  case .binary(let bytes): return .binary(Data(bytes))
-  }
 }
 
 /// Hands an iteration's totals from the task that receives the events to the benchmark. The
@@ -168,7 +156,7 @@ final class Fixture: @unchecked Sendable {  // @unchecked: written once in `star
         }
         do {
           let decoded = try ServerEvent.decode(
-            name: event.name, arguments: event.arguments.map(wire))
+            name: event.name, arguments: event.arguments.map(WireValue.init))
           guard case .frameImagesBatch(let batch)? = decoded else {
             totals.failures += 1
             continue
