@@ -240,7 +240,7 @@ let pythonEventsPerSecond = BenchmarkMetric.custom(
 func appendToReport(_ line: String) {
   guard let path = ProcessInfo.processInfo.environment["SOCKETIO_BENCH_REPORT"] else { return }
   if !FileManager.default.fileExists(atPath: path) {
-    FileManager.default.createFile(atPath: path, contents: nil)
+    _ = FileManager.default.createFile(atPath: path, contents: nil)
   }
   guard let file = FileHandle(forWritingAtPath: path) else { return }
   file.seekToEndOfFile()
