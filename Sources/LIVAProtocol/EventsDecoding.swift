@@ -1,5 +1,10 @@
 import Foundation
 
+/// The problems one decode noted, in order. Used by one decode on one thread only.
+final class IssueLog {
+  var issues: [LIVAProtocolError] = []
+}
+
 /// Reads the fields of one incoming event, turning every problem into a
 /// ``LIVAProtocolError`` that names the event and the field path.
 ///
@@ -11,6 +16,11 @@ struct EventReader {
   var framesRead = 0
   /// Names already parsed in this event: a batch repeats a few names many times.
   var animationNames: [String: AnimationName] = [:]
+  /// Problems that cost less than the event (a field's value, a frame, an entry), in order.
+  /// A reference, so that the tolerant readers below need no `mutating` (their closures read
+  /// the reader while a problem is noted).
+  let log = IssueLog()
+  var issues: [LIVAProtocolError] { log.issues }
 
   init(event: String, limits: LIVAEventLimits) {
     self.event = event
@@ -29,6 +39,62 @@ struct EventReader {
 
   func wrongType(_ value: WireValue, expected: String, at path: String) -> LIVAProtocolError {
     error(.wrongType, "expected \(expected), found \(value.typeName)", at: path)
+  }
+
+  // MARK: Tolerance
+
+  /// Notes a problem that costs `scope` (less than the event) and lets decoding go on.
+  func note(_ problem: LIVAProtocolError, costing scope: LIVAProtocolError.Scope) {
+    var problem = problem
+    problem.scope = scope
+    log.issues.append(problem)
+  }
+
+  /// Reads a value that playback can do without: a problem drops the value (nil) and is noted
+  /// as a field issue. `null` and booleans mean absent (protocol.md: "Booleans and nulls where
+  /// a value is optional mean absent").
+  func lenient<T>(
+    _ member: WireValue?, _ read: (WireValue) throws(LIVAProtocolError) -> T
+  ) -> T? {
+    guard let member else { return nil }
+    switch member {
+    case .null, .bool: return nil
+    default: break
+    }
+    do {
+      return try read(member)
+    } catch {
+      note(error, costing: .field)
+      return nil
+    }
+  }
+
+  /// An informational integer: a whole number (`7` or `7.0`) or its decimal text (`"7"`).
+  func informationalInt(_ member: WireValue?, _ key: String, in parent: String)
+    -> Int?
+  {
+    lenient(member) { (value) throws(LIVAProtocolError) -> Int in
+      if case .string(let text) = value {
+        guard let number = Double(text) else {
+          throw wrongType(value, expected: "an integer", at: Self.join(parent, key))
+        }
+        return try int(.number(number), max: limits.maximumIndex, at: Self.join(parent, key))
+      }
+      return try int(value, max: limits.maximumIndex, at: Self.join(parent, key))
+    }
+  }
+
+  /// An informational string: a string, or a number taken as its decimal text.
+  func informationalString(_ member: WireValue?, _ key: String, in parent: String)
+    -> String?
+  {
+    lenient(member) { (value) throws(LIVAProtocolError) -> String in
+      if case .number(let number) = value, number.isFinite {
+        return number.rounded() == number && number.magnitude < 1e15
+          ? String(Int64(number)) : String(number)
+      }
+      return try string(value, at: Self.join(parent, key))
+    }
   }
 
   // MARK: Containers

@@ -33,8 +33,9 @@ public struct OverlayFrame: Sendable, Hashable {
   public var frameIndex: Int?
   /// The sprite sheet file name, e.g. `J1_X2_M0.webp`, when sent.
   public var sheetFilename: String?
-  /// The sprite sheet folder, when sent.
-  public var spriteIndexFolder: String?
+  /// The sprite folder number (`sprite_index_folder`, an int in production), when sent.
+  /// Informational: a value that is not a whole number is dropped (and noted), never the frame.
+  public var spriteIndexFolder: Int?
   /// Where to draw the overlay, `[x, y, w, h]`, when sent.
   public var coordinates: PlacementRect?
   /// The `zone_top_left` of the section the frame was listed in, when known: where to place
@@ -47,14 +48,21 @@ public struct OverlayFrame: Sendable, Hashable {
   /// The chunk the frame belongs to, when the event says so per frame.
   public var chunkIndex: Int?
   /// The encoded image, in the image events (`receive_frame_images_batch`,
-  /// `receive_frame_image`); nil in animation plans.
+  /// `receive_frame_image`); nil in animation plans, and nil in an image event when the
+  /// image was rejected (see ``rejection``).
   public var image: EncodedImage?
+  /// Why this frame object (or, in an image event, its image) was rejected; nil for a good
+  /// frame. A rejected frame of a chunk plan keeps its slot (its 1/30 s) with no mouth: its
+  /// ``overlayId`` is empty and ``matchedSpriteFrameNumber`` is -1. A frame of an image event
+  /// whose image was rejected keeps its ``overlayId``, so the player knows the mouth will not
+  /// come. The problem was also reported with the event's issues.
+  public var rejection: LIVAProtocolError?
 
   /// Creates a frame object.
   public init(
     overlayId: String, animationName: AnimationName, matchedSpriteFrameNumber: Int,
     sequenceIndex: Int? = nil, sectionIndex: Int? = nil, frameIndex: Int? = nil,
-    sheetFilename: String? = nil, spriteIndexFolder: String? = nil,
+    sheetFilename: String? = nil, spriteIndexFolder: Int? = nil,
     coordinates: PlacementRect? = nil, zoneTopLeft: SIMD2<Double>? = nil,
     phonemeClass: String? = nil, viseme: String? = nil, chunkIndex: Int? = nil,
     image: EncodedImage? = nil
@@ -74,6 +82,21 @@ public struct OverlayFrame: Sendable, Hashable {
     self.chunkIndex = chunkIndex
     self.image = image
   }
+
+  /// A frame object that was rejected: it keeps its place (and its time slot) in a chunk plan
+  /// but has no mouth. `animationName` is the enclosing section's animation.
+  public static func rejected(
+    _ error: LIVAProtocolError, animationName: AnimationName, sectionIndex: Int? = nil
+  ) -> OverlayFrame {
+    var frame = OverlayFrame(
+      overlayId: "", animationName: animationName, matchedSpriteFrameNumber: -1,
+      sectionIndex: sectionIndex)
+    frame.rejection = error
+    return frame
+  }
+
+  /// Whether this frame object was rejected (see ``rejection``).
+  public var isRejected: Bool { rejection != nil }
 
   /// The overlay id the protocol derives when a frame has none.
   public static func derivedOverlayId(
@@ -295,15 +318,22 @@ public enum ServerEvent: Sendable, Hashable {
     "animation_frames_complete",
   ]
 
-  /// Decodes an event from its name and its Socket.IO arguments (the payload is the first).
+  /// Decodes an event from its name and its Socket.IO arguments (the payload is the first),
+  /// tolerantly, as protocol.md's "Bad input" asks: what playback needs is read strictly,
+  /// informational fields tolerantly (a number where a string is expected and the other way
+  /// round, `7.0` as 7, `null` and booleans as absent, unknown fields ignored), and a problem
+  /// costs the smallest unit it can: a field's value, then a frame, then the event. Problems
+  /// smaller than the event are appended to `issues` (their ``LIVAProtocolError/scope`` says
+  /// what they cost); a rejected frame of a chunk plan keeps its slot (see
+  /// ``OverlayFrame/rejection``).
   ///
-  /// Unknown extra fields are ignored; `null` counts as absent.
   /// - Returns: nil when `name` is not a LIVA event (see ``eventNames``).
-  /// - Throws: ``LIVAProtocolError`` naming the event and the field path when a required
-  ///   field is missing, a field has the wrong type, or a value is hostile (negative or
-  ///   over-limit index, count or size; an animation name outside the grammar; bad base64).
+  /// - Throws: ``LIVAProtocolError`` (scope `event`) naming the event and the field path when
+  ///   the event cannot be used at all: no payload object, a required event field (e.g.
+  ///   `chunk_index`) missing or mistyped, more frames than the limit.
   public static func decode(
-    name: String, arguments: [WireValue], limits: LIVAEventLimits = .default
+    name: String, arguments: [WireValue], limits: LIVAEventLimits = .default,
+    issues: inout [LIVAProtocolError]
   ) throws(LIVAProtocolError) -> ServerEvent? {
     guard eventNames.contains(name) else { return nil }
     var reader = EventReader(event: name, limits: limits)
@@ -311,7 +341,18 @@ public enum ServerEvent: Sendable, Hashable {
     guard let payload = arguments.first, payload != .null else {
       throw reader.error(.missingField, "the event has no payload", at: "")
     }
-    return try reader.decode(payload)
+    let event = try reader.decode(payload)
+    issues += reader.issues
+    return event
+  }
+
+  /// Decodes an event as ``decode(name:arguments:limits:issues:)`` does, discarding the
+  /// problems that cost less than the event.
+  public static func decode(
+    name: String, arguments: [WireValue], limits: LIVAEventLimits = .default
+  ) throws(LIVAProtocolError) -> ServerEvent? {
+    var ignored: [LIVAProtocolError] = []
+    return try decode(name: name, arguments: arguments, limits: limits, issues: &ignored)
   }
 
   /// Decodes an event from its name and payload object.
@@ -331,15 +372,18 @@ extension EventReader {
     case "chunk_images_ready":
       return .chunkImagesReady(
         chunkIndex: try requiredIndex(root, "chunk_index", in: ""),
-        totalImagesSent: try requiredCount(root, "total_images_sent", in: ""))
+        totalImagesSent: informationalInt(root["total_images_sent"], "total_images_sent", in: "")
+          ?? 0)
     case "play_base_animation", "play_animation":
       return .playBaseAnimation(try requiredAnimationName(root, "animation_name", in: ""))
     case "animation_chunk_metadata": return .animationChunkMetadata(try chunkMetadata(root))
     case "receive_frame_image":
+      let chunkIndex = try requiredIndex(root, "chunk_index", in: "")
+      // The event is this one frame: a frame that cannot be used costs the event.
       var frame = try frame(
         root, in: "", sectionAnimation: nil, zoneTopLeft: nil, sectionIndex: nil,
         withImage: true)
-      frame.chunkIndex = try requiredIndex(root, "chunk_index", in: "")
+      frame.chunkIndex = chunkIndex
       return .frameImage(frame)
     case "base_animations_manifest": return .baseAnimationsManifest(try manifest(root))
     case "animation_total_frames":
@@ -366,23 +410,43 @@ extension EventReader {
   private mutating func audioChunk(_ root: [String: WireValue]) throws(LIVAProtocolError)
     -> AudioChunk
   {
-    let (audio, _) = try bytes(
-      required(root, "audio_data", in: ""), maximumBytes: limits.maximumAudioBytes,
-      at: "audio_data")
-    var chunk = AudioChunk(audio: audio, chunkIndex: try requiredIndex(root, "chunk_index", in: ""))
-    chunk.masterChunkIndex = try optionalIndex(root, "master_chunk_index", in: "")
-    chunk.totalFrameImages = try optionalCount(root, "total_frame_images", in: "") ?? 0
-    chunk.timestamp = try optionalString(root, "timestamp", in: "")
-    if let plan = optional(root, "animationFramesChunk") {
-      let elements = try array(plan, at: "animationFramesChunk")
+    let chunkIndex = try requiredIndex(root, "chunk_index", in: "")
+    // Bad audio costs the audio, not the chunk's plan: the mouths still play on the frame clock.
+    var audio = Data()
+    do {
+      (audio, _) = try bytes(
+        required(root, "audio_data", in: ""), maximumBytes: limits.maximumAudioBytes,
+        at: "audio_data")
+    } catch {
+      note(error, costing: .field)
+    }
+    var chunk = AudioChunk(audio: audio, chunkIndex: chunkIndex)
+    chunk.masterChunkIndex = informationalInt(
+      root["master_chunk_index"], "master_chunk_index", in: "")
+    chunk.totalFrameImages =
+      informationalInt(root["total_frame_images"], "total_frame_images", in: "") ?? 0
+    chunk.timestamp = informationalString(root["timestamp"], "timestamp", in: "")
+    let plan = lenient(root["animationFramesChunk"]) { (value) throws(LIVAProtocolError) in
+      try array(value, at: "animationFramesChunk")
+    }
+    if let elements = plan {
       chunk.animations.reserveCapacity(elements.count)
       for (offset, element) in elements.enumerated() {
-        chunk.animations.append(try chunkAnimation(element, at: "animationFramesChunk[\(offset)]"))
+        let path = "animationFramesChunk[\(offset)]"
+        do {
+          chunk.animations.append(try chunkAnimation(object(element, at: path), at: path))
+        } catch where error.code == .tooLarge {
+          throw error
+        } catch {
+          // Not an object: its frames (however many) cannot be placed.
+          note(error, costing: .frame)
+        }
       }
     }
-    if let first = optional(root, "first_frame_image") {
-      let members = try object(first, at: "first_frame_image")
-      chunk.firstFrameImage = FirstFrameImage(
+    chunk.firstFrameImage = lenient(root["first_frame_image"]) {
+      (value) throws(LIVAProtocolError) -> FirstFrameImage in
+      let members = try object(value, at: "first_frame_image")
+      return FirstFrameImage(
         image: try image(
           members, key: "image_data", mimeKey: "image_mime", in: "first_frame_image"),
         sheetFilename: try optional(members, "sheet_filename").map {
@@ -393,38 +457,73 @@ extension EventReader {
     return chunk
   }
 
-  private mutating func chunkAnimation(_ value: WireValue, at path: String)
+  private mutating func chunkAnimation(_ members: [String: WireValue], at path: String)
     throws(LIVAProtocolError) -> ChunkAnimation
   {
-    let members = try object(value, at: path)
-    let name = try requiredAnimationName(members, "animation_name", in: path)
-    var zone: SIMD2<Double>?
-    if let zoneValue = optional(members, "zone_top_left") {
-      zone = try point(zoneValue, at: Self.join(path, "zone_top_left"))
+    // The section's name is the default of frames without their own; frames that carry one
+    // can play even when the section's is bad.
+    let name = lenient(members["animation_name"]) { (value) throws(LIVAProtocolError) in
+      try animationName(value, at: Self.join(path, "animation_name"))
     }
-    var animation = ChunkAnimation(animationName: name, sections: [], zoneTopLeft: zone)
-    animation.masterFramePlayAt = try optionalIndex(members, "master_frame_play_at", in: path)
-    animation.mode = try optionalString(members, "mode", in: path)
-    if let sectionsValue = optional(members, "sections") {
-      let sectionsPath = Self.join(path, "sections")
-      let sections = try array(sectionsValue, at: sectionsPath)
-      animation.sections.reserveCapacity(sections.count)
-      for (sectionOffset, section) in sections.enumerated() {
-        let sectionPath = "\(sectionsPath)[\(sectionOffset)]"
-        let frames = try array(section, at: sectionPath)
-        var decoded: [OverlayFrame] = []
-        decoded.reserveCapacity(frames.count)
-        for (frameOffset, frameValue) in frames.enumerated() {
-          let framePath = "\(sectionPath)[\(frameOffset)]"
-          decoded.append(
-            try frame(
-              object(frameValue, at: framePath), in: framePath, sectionAnimation: name,
-              zoneTopLeft: zone, sectionIndex: sectionOffset, withImage: false))
-        }
-        animation.sections.append(decoded)
+    let zone = lenient(members["zone_top_left"]) { (value) throws(LIVAProtocolError) in
+      try point(value, at: Self.join(path, "zone_top_left"))
+    }
+    var animation = ChunkAnimation(
+      animationName: name ?? .talkingFallback, sections: [], zoneTopLeft: zone)
+    animation.masterFramePlayAt = informationalInt(
+      members["master_frame_play_at"], "master_frame_play_at", in: path)
+    animation.mode = informationalString(members["mode"], "mode", in: path)
+    let sectionsPath = Self.join(path, "sections")
+    guard
+      let sections = lenient(members["sections"], { (value) throws(LIVAProtocolError) in
+        try array(value, at: sectionsPath)
+      })
+    else { return animation }
+    animation.sections.reserveCapacity(sections.count)
+    for (sectionOffset, section) in sections.enumerated() {
+      let sectionPath = "\(sectionsPath)[\(sectionOffset)]"
+      guard
+        let frames = lenient(section, { (value) throws(LIVAProtocolError) in
+          try array(value, at: sectionPath)
+        })
+      else {
+        animation.sections.append([])
+        continue
       }
+      animation.sections.append(
+        try planFrames(
+          frames, at: sectionPath, sectionAnimation: name, zoneTopLeft: zone,
+          sectionIndex: sectionOffset))
     }
     return animation
+  }
+
+  /// The frames of one plan section. A frame that cannot be used keeps its slot as a
+  /// rejected frame (``OverlayFrame/rejected(_:animationName:sectionIndex:)``).
+  private mutating func planFrames(
+    _ values: [WireValue], at path: String, sectionAnimation: AnimationName?,
+    zoneTopLeft: SIMD2<Double>?, sectionIndex: Int
+  ) throws(LIVAProtocolError) -> [OverlayFrame] {
+    var decoded: [OverlayFrame] = []
+    decoded.reserveCapacity(values.count)
+    for (frameOffset, frameValue) in values.enumerated() {
+      let framePath = "\(path)[\(frameOffset)]"
+      do {
+        decoded.append(
+          try frame(
+            object(frameValue, at: framePath), in: framePath, sectionAnimation: sectionAnimation,
+            zoneTopLeft: zoneTopLeft, sectionIndex: sectionIndex, withImage: false))
+      } catch where error.code == .tooLarge && error.fieldPath == framePath {
+        throw error  // over the frame limit: the event is hostile
+      } catch {
+        note(error, costing: .frame)
+        decoded.append(
+          .rejected(
+            error, animationName: decoded.last?.animationName ?? sectionAnimation
+              ?? .talkingFallback, sectionIndex: sectionIndex))
+      }
+    }
+    return decoded
   }
 
   private mutating func batch(_ root: [String: WireValue]) throws(LIVAProtocolError)
@@ -436,19 +535,30 @@ extension EventReader {
     let chunkIndex = try requiredIndex(root, "chunk_index", in: "")
     for (offset, value) in framesValue.enumerated() {
       let path = "frames[\(offset)]"
-      var frame = try frame(
-        object(value, at: path), in: path, sectionAnimation: nil, zoneTopLeft: nil,
-        sectionIndex: nil, withImage: true)
-      if frame.chunkIndex == nil { frame.chunkIndex = chunkIndex }
-      frames.append(frame)
+      do {
+        var frame = try frame(
+          object(value, at: path), in: path, sectionAnimation: nil, zoneTopLeft: nil,
+          sectionIndex: nil, withImage: true)
+        if frame.chunkIndex == nil { frame.chunkIndex = chunkIndex }
+        frames.append(frame)
+      } catch where error.code == .tooLarge && error.fieldPath == path {
+        throw error
+      } catch {
+        // No key to file the image under: only this image is lost.
+        note(error, costing: .frame)
+      }
     }
     var batch = FrameImagesBatch(frames: frames, chunkIndex: chunkIndex)
-    batch.batchIndex = try optionalIndex(root, "batch_index", in: "")
-    batch.batchStartIndex = try optionalIndex(root, "batch_start_index", in: "")
-    batch.batchSize = try optionalCount(root, "batch_size", in: "")
-    batch.totalBatches = try optionalCount(root, "total_batches", in: "")
-    if let stamp = optional(root, "emission_timestamp") {
-      batch.emissionTimestamp = try number(stamp, at: "emission_timestamp")
+    batch.batchIndex = informationalInt(root["batch_index"], "batch_index", in: "")
+    batch.batchStartIndex = informationalInt(root["batch_start_index"], "batch_start_index", in: "")
+    batch.batchSize = informationalInt(root["batch_size"], "batch_size", in: "")
+    batch.totalBatches = informationalInt(root["total_batches"], "total_batches", in: "")
+    batch.emissionTimestamp = lenient(root["emission_timestamp"]) {
+      (value) throws(LIVAProtocolError) in
+      if case .string(let text) = value, let number = Double(text), number.isFinite {
+        return number
+      }
+      return try number(value, at: "emission_timestamp")
     }
     return batch
   }
@@ -458,28 +568,35 @@ extension EventReader {
   {
     var metadata = AnimationChunkMetadata(
       chunkIndex: try requiredIndex(root, "chunk_index", in: ""),
-      totalFrameImages: try optionalCount(root, "total_frame_images", in: "") ?? 0, sections: [])
+      totalFrameImages: informationalInt(root["total_frame_images"], "total_frame_images", in: "")
+        ?? 0, sections: [])
     let sections = try array(required(root, "sections", in: ""), at: "sections")
     for (sectionOffset, sectionValue) in sections.enumerated() {
       let path = "sections[\(sectionOffset)]"
-      let members = try object(sectionValue, at: path)
-      let name = try requiredAnimationName(members, "animation_name", in: path)
-      let framesPath = Self.join(path, "frames")
-      let framesValue = try array(required(members, "frames", in: path), at: framesPath)
-      var frames: [OverlayFrame] = []
-      for (frameOffset, frameValue) in framesValue.enumerated() {
-        let framePath = "\(framesPath)[\(frameOffset)]"
-        frames.append(
-          try frame(
-            object(frameValue, at: framePath), in: framePath, sectionAnimation: name,
-            zoneTopLeft: nil, sectionIndex: sectionOffset, withImage: false))
+      guard
+        let members = lenient(sectionValue, { (value) throws(LIVAProtocolError) in
+          try object(value, at: path)
+        })
+      else { continue }
+      let name = lenient(members["animation_name"]) { (value) throws(LIVAProtocolError) in
+        try animationName(value, at: Self.join(path, "animation_name"))
       }
-      metadata.sections.append(.init(animationName: name, frames: frames))
+      let framesPath = Self.join(path, "frames")
+      let framesValue =
+        lenient(members["frames"]) { (value) throws(LIVAProtocolError) in
+          try array(value, at: framesPath)
+        } ?? []
+      let frames = try planFrames(
+        framesValue, at: framesPath, sectionAnimation: name, zoneTopLeft: nil,
+        sectionIndex: sectionOffset)
+      metadata.sections.append(
+        .init(animationName: name ?? frames.first?.animationName ?? .talkingFallback, frames: frames)
+      )
     }
     return metadata
   }
 
-  private func manifest(_ root: [String: WireValue]) throws(LIVAProtocolError)
+  private mutating func manifest(_ root: [String: WireValue]) throws(LIVAProtocolError)
     -> [AnimationName: BaseAnimationInfo]
   {
     let animations = try object(required(root, "animations", in: ""), at: "animations")
@@ -491,27 +608,25 @@ extension EventReader {
     var result: [AnimationName: BaseAnimationInfo] = [:]
     for (key, value) in animations {
       let path = "animations.\(key.prefix(64))"
-      let name = try animationName(.string(key), at: path)
-      let entry = try object(value, at: path)
-      var info = BaseAnimationInfo(frameCount: try requiredCount(entry, "frames", in: path))
-      switch optional(entry, "version") {
-      case nil: break
-      case .number(let number)?:
-        guard number.isFinite else {
-          throw error(.outOfRange, "non-finite version", at: Self.join(path, "version"))
-        }
-        info.version =
-          number.rounded() == number && number.magnitude < 1e15
-          ? String(Int64(number)) : String(number)
-      case let other?: info.version = try string(other, at: Self.join(path, "version"))
+      do {
+        let name = try animationName(.string(key), at: path)
+        let entry = try object(value, at: path)
+        var info = BaseAnimationInfo(frameCount: try requiredCount(entry, "frames", in: path))
+        info.version = informationalString(entry["version"], "version", in: path)
+        result[name] = info
+      } catch {
+        note(error, costing: .entry)
       }
-      result[name] = info
     }
     return result
   }
 
   /// Decodes a frame object. `sectionAnimation` is the enclosing section's animation, used
-  /// when the frame has no `animation_name` of its own.
+  /// when the frame has no `animation_name` of its own. Throws (costing the frame) when
+  /// playback cannot use it: no usable animation name, no usable
+  /// `matched_sprite_frame_number`, no overlay id (nor a sheet file name to derive it from).
+  /// Every other field is read tolerantly. With `withImage`, an image that cannot be read
+  /// leaves ``OverlayFrame/image`` nil and sets ``OverlayFrame/rejection``.
   private mutating func frame(
     _ members: [String: WireValue], in path: String, sectionAnimation: AnimationName?,
     zoneTopLeft: SIMD2<Double>?, sectionIndex: Int?, withImage: Bool
@@ -536,16 +651,19 @@ extension EventReader {
     let matched = try int(
       required(fields.matchedSpriteFrameNumber, "matched_sprite_frame_number", in: path),
       max: limits.maximumIndex, at: Self.join(path, "matched_sprite_frame_number"))
-    var sheet: String?
-    if let value = fields.sheetFilename {
-      sheet = try fileName(value, at: Self.join(path, "sheet_filename"))
+    let sheet = lenient(fields.sheetFilename) { (value) throws(LIVAProtocolError) in
+      try fileName(value, at: Self.join(path, "sheet_filename"))
     }
-    let overlayId: String
-    if let value = fields.overlayId {
-      overlayId = try string(value, at: Self.join(path, "overlay_id"))
-      guard !overlayId.isEmpty else {
+    let sentID = lenient(fields.overlayId) { (value) throws(LIVAProtocolError) -> String in
+      let text = try string(value, at: Self.join(path, "overlay_id"))
+      guard !text.isEmpty else {
         throw error(.malformedValue, "empty overlay_id", at: Self.join(path, "overlay_id"))
       }
+      return text
+    }
+    let overlayId: String
+    if let sentID {
+      overlayId = sentID
     } else if let sheet {
       overlayId = OverlayFrame.derivedOverlayId(
         animationName: name, matchedSpriteFrameNumber: matched, sheetFilename: sheet)
@@ -557,25 +675,39 @@ extension EventReader {
     var frame = OverlayFrame(
       overlayId: overlayId, animationName: name, matchedSpriteFrameNumber: matched)
     frame.sheetFilename = sheet
-    frame.sequenceIndex = try optionalIndex(fields.sequenceIndex, "sequence_index", in: path)
+    frame.sequenceIndex = informationalInt(fields.sequenceIndex, "sequence_index", in: path)
     frame.sectionIndex =
-      try optionalIndex(fields.sectionIndex, "section_index", in: path) ?? sectionIndex
-    frame.frameIndex = try optionalIndex(fields.frameIndex, "frame_index", in: path)
-    frame.chunkIndex = try optionalIndex(fields.chunkIndex, "chunk_index", in: path)
-    frame.spriteIndexFolder = try optionalString(
+      informationalInt(fields.sectionIndex, "section_index", in: path) ?? sectionIndex
+    frame.frameIndex = informationalInt(fields.frameIndex, "frame_index", in: path)
+    frame.chunkIndex = informationalInt(fields.chunkIndex, "chunk_index", in: path)
+    frame.spriteIndexFolder = informationalInt(
       fields.spriteIndexFolder, "sprite_index_folder", in: path)
-    if let value = fields.coordinates {
-      frame.coordinates = try rect(value, at: Self.join(path, "coordinates"))
+    frame.coordinates = lenient(fields.coordinates) { (value) throws(LIVAProtocolError) in
+      try rect(value, at: Self.join(path, "coordinates"))
     }
     frame.zoneTopLeft = zoneTopLeft
-    frame.phonemeClass = try optionalString(fields.phonemeClass, "char", in: path)
-    frame.viseme = try optionalString(fields.viseme, "viseme", in: path)
+    frame.phonemeClass = informationalString(fields.phonemeClass, "char", in: path)
+    frame.viseme = informationalString(fields.viseme, "viseme", in: path)
     if withImage {
-      frame.image = try image(
-        fields.imageData, key: "image_data", mime: fields.imageMIME, "image_mime", in: path)
+      do {
+        frame.image = try image(
+          fields.imageData, key: "image_data", mime: fields.imageMIME, "image_mime", in: path)
+      } catch {
+        // The frame is known, its image is not: the mouth is lost, and the player is told so.
+        note(error, costing: .frame)
+        frame.rejection = error
+      }
     }
     return frame
   }
+}
+
+extension AnimationName {
+  /// The animation a rejected frame is filed under when nothing better is known (it is never
+  /// drawn: a rejected frame has no mouth and no base frame of its own).
+  static let talkingFallback = AnimationName(
+    from: KeyPose(Pose(state: "talking", number: 1), .start),
+    to: KeyPose(Pose(state: "talking", number: 1), .end))
 }
 
 /// The members of a frame object that the decoder reads, picked out in one pass over the

@@ -29,8 +29,24 @@ public struct LIVAProtocolError: Error, Hashable, Sendable, CustomStringConverti
     public var description: String { rawValue }
   }
 
+  /// The smallest unit of input a problem cost, from a field's value up to a whole event.
+  public enum Scope: String, Hashable, Sendable, CaseIterable, Codable {
+    /// One field's value was dropped (an informational field read tolerantly, or an optional
+    /// one); the rest of its frame and event were kept.
+    case field
+    /// One frame object was rejected: it costs that frame's mouth only.
+    case frame
+    /// One entry of a list other than frames (a manifest animation) was dropped.
+    case entry
+    /// The whole event was dropped.
+    case event
+  }
+
   /// What went wrong.
   public var code: Code
+  /// What the problem cost: the value, its frame, an entry, or the whole event. A thrown
+  /// error is always an event rejection; smaller ones come back as the decoder's issues.
+  public var scope: Scope = .event
   /// A human-readable explanation.
   public var message: String
   /// The event the offending input came from, when known (e.g. `"receive_audio"`).
@@ -49,6 +65,7 @@ public struct LIVAProtocolError: Error, Hashable, Sendable, CustomStringConverti
   /// `code: message (event at fieldPath)`.
   public var description: String {
     var text = "\(code): \(message)"
+    if scope != .event { text += " [\(scope.rawValue) dropped]" }
     switch (event, fieldPath) {
     case (let event?, let path?): text += " (\(event) at \(path))"
     case (let event?, nil): text += " (\(event))"

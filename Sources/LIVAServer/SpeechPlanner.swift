@@ -261,7 +261,7 @@ public struct SpeechPlanner: Sendable {
       matchedSpriteFrameNumber: frame.baseFrame, sequenceIndex: frame.sequenceIndex,
       sectionIndex: sectionIndex, frameIndex: frameIndex,
       sheetFilename: frame.viseme.sheetFilename,
-      spriteIndexFolder: "\(frame.animation.rawValue)/\(frame.baseFrame)",
+      spriteIndexFolder: 0,
       coordinates: frame.rect.placement, phonemeClass: frame.viseme.phonemeClass,
       viseme: frame.viseme.rawValue)
   }

@@ -23,7 +23,7 @@ private func audioPayload() -> WireValue {
             [
               "animation_name": "idle_1_e_talking_1_s", "matched_sprite_frame_number": 3,
               "sequence_index": 0, "section_index": 0, "frame_index": 0,
-              "sheet_filename": "J1_X2_M0.webp", "sprite_index_folder": "J1", "char": "vowel",
+              "sheet_filename": "J1_X2_M0.webp", "sprite_index_folder": 0, "char": "vowel",
               "viseme": "AA",
             ]
           ],
@@ -78,7 +78,7 @@ struct ServerEventTests {
     #expect(first.overlayId == "idle_1_e_talking_1_s/3/J1_X2_M0.webp")  // derived
     #expect(first.matchedSpriteFrameNumber == 3)
     #expect(first.sequenceIndex == 0 && first.sectionIndex == 0 && first.frameIndex == 0)
-    #expect(first.spriteIndexFolder == "J1")
+    #expect(first.spriteIndexFolder == 0)
     #expect(first.phonemeClass == "vowel" && first.viseme == "AA")
     #expect(first.coordinates == nil)
     #expect(first.placement == .at(x: 410, y: 520))
@@ -418,9 +418,6 @@ struct EventValidationTests {
       payload: ["chunk_index": 0, "frames": .array(Array(repeating: goodFrame, count: 11))],
       code: .tooLarge, path: "frames[10]", limits: LIVAEventLimits(maximumFramesPerEvent: 10)),
     RejectedEvent(
-      event: "chunk_images_ready", payload: ["chunk_index": 1], code: .missingField,
-      path: "total_images_sent"),
-    RejectedEvent(
       event: "play_animation", payload: ["animation_name": "hi"], code: .invalidAnimationName,
       path: "animation_name"),
     RejectedEvent(
@@ -452,22 +449,25 @@ struct EventValidationTests {
       code: .wrongType, path: "frame_data.data"),
     RejectedEvent(
       event: "animation_frames_complete", payload: [:], code: .missingField, path: "animation_type"),
-    RejectedEvent(
-      event: "animation_chunk_metadata", payload: ["chunk_index": 0, "sections": [["frames": []]]],
-      code: .missingField, path: "sections[0].animation_name"),
   ]
 
   @Test("hostile and malformed payloads are typed errors naming event and field", arguments: cases)
   func rejected(_ testCase: RejectedEvent) {
+    var issues: [LIVAProtocolError] = []
     do {
       let arguments = testCase.payload.map { [$0] } ?? []
-      let event = try ServerEvent.decode(
-        name: testCase.event, arguments: arguments, limits: testCase.limits)
-      Issue.record("decoded \(String(describing: event))")
+      _ = try ServerEvent.decode(
+        name: testCase.event, arguments: arguments, limits: testCase.limits, issues: &issues)
+      // Decoded: the problem cost less than the event, and was reported as such.
+      let issue = issues.first { $0.fieldPath == testCase.path }
+      #expect(issue?.code == testCase.code, "\(issues)")
+      #expect(issue?.event == testCase.event)
+      #expect(issue.map { $0.scope != .event } == true)
     } catch {
       #expect(error.code == testCase.code, "\(error)")
       #expect(error.event == testCase.event)
       #expect(error.fieldPath == testCase.path, "\(error)")
+      #expect(error.scope == .event)
     }
   }
 }

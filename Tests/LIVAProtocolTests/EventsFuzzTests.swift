@@ -139,7 +139,7 @@ struct EventsFuzzTests {
     default: break
     }
     #expect(frames.count <= limits.maximumFramesPerEvent)
-    for frame in frames {
+    for frame in frames where !(frame.isRejected && frame.overlayId.isEmpty) {
       #expect((0...limits.maximumIndex).contains(frame.matchedSpriteFrameNumber))
       #expect(!frame.overlayId.isEmpty)
       #expect((frame.image?.data.count ?? 0) <= limits.maximumImageBytes)

@@ -1,19 +1,20 @@
 import Foundation
-import LIVAProtocol
 
 /// How bytes (audio, images) travel in a server event.
 public enum BinaryEncoding: String, Hashable, Sendable, CaseIterable {
   /// A base64 string in the JSON.
   case base64
-  /// A Socket.IO binary attachment (``LIVAProtocol/WireValue/binary(_:)``).
+  /// A Socket.IO binary attachment (``WireValue/binary(_:)``).
   case binary
 }
 
 /// A server → client LIVA event: its wire name and payload, ready to emit.
 ///
-/// The server-side counterpart of ``LIVAProtocol/ClientEvent``: the static constructors
-/// write the field names exactly as protocol.md gives them, and everything they write decodes
-/// back with ``LIVAProtocol/ServerEvent/decode(name:payload:limits:)``.
+/// The encoding half of the one LIVA codec: the static constructors write the field names and
+/// types exactly as protocol.md gives them (production's types: ints as JSON numbers,
+/// `sprite_index_folder` an int, frames without `overlay_id` when it is the derived one), and
+/// everything they write decodes back with ``ServerEvent/decode(name:payload:limits:)``, which
+/// is the other half. The reference backend and the tests use it.
 public struct OutgoingEvent: Hashable, Sendable {
   /// The event name on the wire.
   public var name: String
@@ -158,15 +159,23 @@ public struct OutgoingEvent: Hashable, Sendable {
 
   private static func frameMembers(_ frame: OverlayFrame) -> [String: WireValue] {
     var members: [String: WireValue] = [
-      "overlay_id": .string(frame.overlayId),
       "animation_name": .string(frame.animationName.rawValue),
       "matched_sprite_frame_number": int(frame.matchedSpriteFrameNumber),
     ]
+    // Production omits `overlay_id`; the client derives it from these fields. It is written
+    // only when it differs from the derived one.
+    if frame.sheetFilename.map({
+      OverlayFrame.derivedOverlayId(
+        animationName: frame.animationName,
+        matchedSpriteFrameNumber: frame.matchedSpriteFrameNumber, sheetFilename: $0)
+    }) != frame.overlayId {
+      members["overlay_id"] = .string(frame.overlayId)
+    }
     if let value = frame.sequenceIndex { members["sequence_index"] = int(value) }
     if let value = frame.sectionIndex { members["section_index"] = int(value) }
     if let value = frame.frameIndex { members["frame_index"] = int(value) }
     if let value = frame.sheetFilename { members["sheet_filename"] = .string(value) }
-    if let value = frame.spriteIndexFolder { members["sprite_index_folder"] = .string(value) }
+    if let value = frame.spriteIndexFolder { members["sprite_index_folder"] = int(value) }
     if let rect = frame.coordinates {
       members["coordinates"] = [
         .number(rect.x), .number(rect.y), .number(rect.width), .number(rect.height),
