@@ -19,6 +19,10 @@ public struct EngineMetrics: Hashable, Sendable {
   /// Overlay frames never drawn because their time had passed (frame-clock catch-up, or the
   /// audio clock running ahead).
   public var lateFrames = 0
+  /// Speech slots drawn on their base frame without (some of) their mouth: the image failed
+  /// or was rejected, the frame object was rejected, it never came, or the chunk had no
+  /// plan. Counted as drawn in the chunk's report.
+  public var mouthlessFrames = 0
   /// Base frames passed over without being drawn (catch-up outside speech).
   public var skippedBaseFrames = 0
   /// Ticks whose frame-clock catch-up hit ``EngineConfiguration/maxCatchUpFrames``.

@@ -4,7 +4,8 @@ import LIVAProtocol
 extension State {
   /// Whether an image is drawable, or the frame will be skipped without waiting for it.
   func isReadyOrSkippable(_ frame: PlannedFrame) -> Bool {
-    resolvedIndex(of: frame) == nil || frame.layers.allSatisfy { readyKeys.contains($0.key) }
+    frame.isContinuation || resolvedIndex(of: frame) == nil
+      || frame.layers.allSatisfy { readyKeys.contains($0.key) || failedKeys.contains($0.key) }
   }
 
   /// Whether queued chunk `position` may start: its first N frames ready, or all its images
@@ -67,8 +68,19 @@ extension State {
     }
     let frame = frames[target]
     let id = current.chunk.id
-    guard frame.baseFrame >= 0 else {
-      skipOverlay(target)
+    if frame.isContinuation {
+      // No base frame of its own: the animation on screen goes on, without a mouth.
+      guard let next = continuationCursor() else {
+        skipOverlay(target)
+        return
+      }
+      metrics.mouthlessFrames += 1
+      current.consumed = target
+      playing = current
+      var mouthless = frame
+      mouthless.layers = []
+      show(
+        next.animation, next.index, overlay: ShownOverlay(chunk: id, index: target, frame: mouthless))
       return
     }
     guard let index = resolvedIndex(of: frame) else {
@@ -76,18 +88,26 @@ extension State {
       skipOverlay(target)
       return
     }
-    if let missing = frame.layers.first(where: { !readyKeys.contains($0.key) }) {
-      if current.chunk.imagesComplete {
-        warn(.overlaySkipped, "\(missing.key) never became ready", chunk: id, frame: target)
-        skipOverlay(target)
-      } else if noteHold(.overlayNotReady(key: missing.key), configuration)
-        > configuration.maxConsecutiveOverlayHolds
-      {
-        warn(
-          .overlaySkipped, "\(missing.key) not ready after the hold cap", chunk: id, frame: target)
-        skipOverlay(target)
+    var drawnFrame = frame
+    if frame.layers.contains(where: { !readyKeys.contains($0.key) }) {
+      let waiting = frame.layers.first {
+        !readyKeys.contains($0.key) && !failedKeys.contains($0.key)
       }
-      return
+      if let waiting, !current.chunk.imagesComplete, !current.overdue {
+        guard
+          noteHold(.overlayNotReady(key: waiting.key), configuration)
+            > configuration.maxConsecutiveOverlayHolds
+        else { return }
+        current.overdue = true
+      }
+      // The mouth will not come (failed, rejected, or not here after the hold cap): the base
+      // frame and the audio go on without it.
+      let lost = frame.layers.filter { !readyKeys.contains($0.key) }.map(\.key)
+      warn(.mouthLost, "drawn without \(lost)", chunk: id, frame: target)
+      metrics.mouthlessFrames += 1
+      drawnFrame.layers.removeAll { !readyKeys.contains($0.key) }
+    } else {
+      current.overdue = false
     }
     if index != frame.baseFrame {
       warn(
@@ -97,7 +117,19 @@ extension State {
     }
     current.consumed = target
     playing = current
-    show(frame.animation, index, overlay: ShownOverlay(chunk: id, index: target, frame: frame))
+    show(frame.animation, index, overlay: ShownOverlay(chunk: id, index: target, frame: drawnFrame))
+  }
+
+  /// Where the base animation goes for a slot with no base frame of its own: the next frame of
+  /// the animation on screen, or frame 0 of its loop partner when it ended (the talking
+  /// ping-pong); nil when neither exists.
+  func continuationCursor() -> Cursor? {
+    guard let cursor, let count = graph.frameCount(of: cursor.animation) else { return nil }
+    if cursor.index + 1 < count { return Cursor(animation: cursor.animation, index: cursor.index + 1) }
+    guard let next = graph.next(after: cursor.animation, toward: cursor.animation.to.pose) else {
+      return nil
+    }
+    return Cursor(animation: next, index: 0)
   }
 
   private mutating func skipOverlay(_ index: Int) {
@@ -162,13 +194,24 @@ extension State {
   }
 
   mutating func enqueue(_ plan: ChunkPlan, _ configuration: EngineConfiguration) {
-    guard plan.index >= 0, !plan.frames.isEmpty else {
-      warn(
-        .chunkRejected, "chunk \(plan.index) has no frames or a negative index", protocolIssue: true
-      )
+    guard plan.index >= 0 else {
+      warn(.chunkRejected, "chunk \(plan.index) has a negative index", protocolIssue: true)
       return
     }
-    if plan.index == 0 {
+    if let owner = plan.message {
+      // The owner numbers messages: newer opens (and interrupts), older is stale.
+      if let newest = newestMessage, owner < newest || (owner == newest && message == nil) {
+        warn(
+          .chunkRejected, "chunk \(plan.index) of \(owner) is stale (\(newest) is newer)",
+          protocolIssue: true)
+        return
+      }
+      if message?.id != owner {
+        interrupt(configuration)
+        if message != nil { closeMessage() }
+        openMessage(owner)
+      }
+    } else if plan.index == 0 {
       interrupt(configuration)
       if message != nil { closeMessage() }
       openMessage()
@@ -180,6 +223,11 @@ extension State {
         return
       }
       openMessage()
+    }
+    // Checked after the interrupt: an empty chunk 0 still ends the old message.
+    guard !plan.frames.isEmpty else {
+      warn(.chunkRejected, "chunk \(plan.index) has no frames", protocolIssue: true)
+      return
     }
     guard var current = message, !current.seenIndexes.contains(plan.index) else {
       warn(.chunkRejected, "chunk \(plan.index) was already received", protocolIssue: true)
@@ -199,10 +247,24 @@ extension State {
     out.append(.chunkQueued(id))
   }
 
-  private mutating func openMessage() {
-    message = MessageState(id: MessageID(nextMessageNumber))
-    nextMessageNumber += 1
+  private mutating func openMessage(_ id: MessageID? = nil) {
+    let id = id ?? MessageID(nextMessageNumber)
+    message = MessageState(id: id)
+    nextMessageNumber = max(nextMessageNumber, id.rawValue + 1)
+    newestMessage = id
     lastMessageClosed = false
+    failedKeys = []
+  }
+
+  /// The connection is gone: nothing more can come for the open message. Its chunks play
+  /// out (their audio is here) with the mouths that are here, then the avatar returns to idle;
+  /// no boundary hold waits for a chunk that cannot come.
+  mutating func connectionLost() {
+    guard message != nil else { return }
+    for position in queue.indices { queue[position].imagesComplete = true }
+    playing?.chunk.imagesComplete = true
+    message?.audioEnded = true
+    if playing == nil && queue.isEmpty && mode != .talking { closeMessage() }
   }
 
   /// Drops the playing and queued chunks; the picture loses their overlays at the next tick.

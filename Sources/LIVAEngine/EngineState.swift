@@ -25,6 +25,9 @@ struct State: Sendable {
     /// The last overlay frame consumed (drawn or skipped); -1 before the first.
     var consumed = -1
     var audioStarted = false
+    /// A mouth of this chunk was not ready after the hold cap: later unready mouths are drawn
+    /// without waiting (the base frame and the audio go on) until one is ready again.
+    var overdue = false
     var report: ChunkReport
 
     init(chunk: QueuedChunk) {
@@ -76,6 +79,12 @@ struct State: Sendable {
 
   // Time
   var lastTick: Double?
+  /// The frame clock's phase is not set yet (first tick, after a resume, or after the audio
+  /// clock drove the last frame): the next tick with a delta adds half of it, so frame slots
+  /// fall between display ticks and tick jitter never moves a frame to the next tick.
+  var phasePending = true
+  /// The display's tick period, smoothed (nil before the second tick).
+  var tickPeriod: Double?
   var accumulator = 0.0
   var clock = 0.0
   var audio: AudioClock?
@@ -83,12 +92,17 @@ struct State: Sendable {
 
   // Speech
   var nextMessageNumber = 0
+  /// The newest message opened: chunks of older ones are stale.
+  var newestMessage: MessageID?
   var message: MessageState?
   var lastMessageClosed = false
   var playing: PlayingChunk?
   var queue: [QueuedChunk] = []
   var boundarySince: Double?
   var readyKeys: Set<String> = []
+  /// Images that will not come from the requests made so far (decode failed, rejected, shed):
+  /// their mouths are drawn without waiting. A later ``imageReady`` of the key clears it.
+  var failedKeys: Set<String> = []
   var completeIndexes: Set<Int> = []
   var requests: [AnimationName] = []
 
@@ -189,9 +203,10 @@ struct State: Sendable {
     }
     metrics.framesDrawn += 1
     if let shown {
-      metrics.overlayFramesDrawn += 1
+      if !shown.frame.layers.isEmpty { metrics.overlayFramesDrawn += 1 }
       if playing?.chunk.id == shown.chunk { playing?.report.drawn += 1 }
-      if resolvedIndex(of: shown.frame) != cursor.index || shown.frame.animation != cursor.animation
+      if !shown.frame.isContinuation,
+        resolvedIndex(of: shown.frame) != cursor.index || shown.frame.animation != cursor.animation
       {
         metrics.desyncs += 1
       }

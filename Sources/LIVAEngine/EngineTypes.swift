@@ -47,7 +47,9 @@ public struct PlannedFrame: Hashable, Sendable {
   /// The base animation this frame belongs to (per frame: it may change inside a chunk).
   public var animation: AnimationName
   /// `matched_sprite_frame_number`: the base frame index the overlay is drawn on. Used as is
-  /// when in range, wrapped (with a warning) when too large, rejected when negative.
+  /// when in range, wrapped (with a warning) when too large. Negative: the slot has no base
+  /// frame of its own (a rejected frame object, or a slot of a chunk without a plan): it is
+  /// drawn without a mouth, continuing the base animation on screen (see ``isContinuation``).
   public var baseFrame: Int
   /// The overlays drawn on that base frame, bottom first; usually one.
   public var layers: [OverlayLayer]
@@ -58,6 +60,15 @@ public struct PlannedFrame: Hashable, Sendable {
     self.baseFrame = baseFrame
     self.layers = layers
   }
+
+  /// A slot without a mouth or a base frame of its own: the base animation on screen goes on
+  /// for 1/30 s. What a rejected frame object, or a chunk that came without a plan, becomes.
+  public static func continuation(animation: AnimationName) -> PlannedFrame {
+    PlannedFrame(animation: animation, baseFrame: -1, layers: [])
+  }
+
+  /// Whether this slot has no base frame of its own (``continuation(animation:)``).
+  public var isContinuation: Bool { baseFrame < 0 }
 
   /// Creates a frame with one overlay.
   public init(key: String, animation: AnimationName, baseFrame: Int, rect: PlacementRect) {
@@ -74,11 +85,17 @@ public struct ChunkPlan: Hashable, Sendable {
   public var index: Int
   /// The frames, in order.
   public var frames: [PlannedFrame]
+  /// The message the chunk belongs to, when the owner numbers messages itself (one identity
+  /// from the wire to the image store). A chunk of a newer message than the open one opens
+  /// it (interrupting the old one), whatever its index; a chunk of an older message is stale
+  /// and rejected. Nil: the engine numbers messages, and index 0 opens a new one.
+  public var message: MessageID?
 
   /// Creates a plan.
-  public init(index: Int, frames: [PlannedFrame]) {
+  public init(index: Int, frames: [PlannedFrame], message: MessageID? = nil) {
     self.index = index
     self.frames = frames
+    self.message = message
   }
 }
 
@@ -278,6 +295,8 @@ public struct EngineWarning: Hashable, Sendable, CustomStringConvertible {
     public static let requestDropped = Code("requestDropped")
     /// An overlay frame was skipped after holding too long.
     public static let overlaySkipped = Code("overlaySkipped")
+    /// A frame was drawn without its mouth: its image failed, was rejected, or never came.
+    public static let mouthLost = Code("mouthLost")
 
     /// The identifier.
     public var description: String { rawValue }

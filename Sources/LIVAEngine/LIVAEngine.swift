@@ -59,16 +59,32 @@ public struct LIVAEngine: Sendable {
   /// Tells the engine that the image with this content key is decoded and can be drawn.
   public mutating func imageReady(_ key: String) {
     state.readyKeys.insert(key)
+    state.failedKeys.remove(key)
   }
 
   /// Tells the engine that these images are decoded and can be drawn.
   public mutating func imagesReady(_ keys: some Sequence<String>) {
-    state.readyKeys.formUnion(keys)
+    for key in keys { imageReady(key) }
   }
 
   /// Tells the engine that an image is no longer available (evicted from the owner's store).
   public mutating func imageEvicted(_ key: String) {
     state.readyKeys.remove(key)
+  }
+
+  /// Tells the engine that an image will not come from what was received: its decode failed,
+  /// it was rejected, or it was shed. Frames that need it are drawn on their base frame without
+  /// it, at their time, instead of holding the picture; their chunk's audio plays as planned.
+  public mutating func imageFailed(_ key: String) {
+    guard !state.readyKeys.contains(key) else { return }
+    state.failedKeys.insert(key)
+  }
+
+  /// The connection to the backend is gone: the open message can get no more chunks or images.
+  /// What was received plays out (audio and the mouths that are decoded), then the avatar
+  /// returns to idle through the graph, without holding for a chunk that cannot come.
+  public mutating func connectionLost() {
+    state.connectionLost()
   }
 
   /// Every image of the current message's chunk `chunkIndex` has been sent *and decoded*
@@ -135,6 +151,7 @@ public struct LIVAEngine: Sendable {
     guard state.paused else { return [] }
     state.paused = false
     state.lastTick = nil
+    state.phasePending = true
     history.removeAll()
     if let playing = state.playing, playing.audioStarted { return [.resumeAudio(playing.chunk.id)] }
     return []
@@ -157,6 +174,10 @@ public struct LIVAEngine: Sendable {
       return TickResult(plan: .hold(.paused), actions: [])
     }
     let delta = state.lastTick.map { max(0, now - $0) } ?? 0
+    if delta > 0 && delta <= 0.25 {
+      // The display's tick period, smoothed over jitter: it sets the frame clock's phase.
+      state.tickPeriod = state.tickPeriod.map { $0 + (delta - $0) / 8 } ?? delta
+    }
     state.lastTick = now
     state.clock = now
     state.audio = audio
@@ -164,9 +185,15 @@ public struct LIVAEngine: Sendable {
       playing.chunk.id == audio.chunk, playing.audioStarted
     {
       state.accumulator = 0
+      state.phasePending = true
       state.followAudio(position: audio.position, configuration)
     } else {
       state.accumulator += delta
+      if state.phasePending, delta > 0 {
+        let period = state.tickPeriod ?? delta
+        state.accumulator += min(period, 1 / state.rate(configuration)) / 2
+        state.phasePending = false
+      }
       var steps = 0
       while true {
         let slot = 1 / state.rate(configuration)

@@ -118,7 +118,8 @@ struct EngineSpeechTests {
     #expect(drawn == frames.map { "\($0.animation)#\($0.baseFrame)" })
   }
 
-  @Test("out-of-range frame numbers wrap with a counted warning; negative ones are rejected")
+  @Test(
+    "out-of-range frame numbers wrap with a counted warning; a negative one costs only its mouth")
   func frameNumberValidation() {
     var driver = Driver()
     driver.tick(at: 0)
@@ -137,13 +138,21 @@ struct EngineSpeechTests {
     }
     #expect(wrapped?.frame.index == 2)
     #expect(!driver.drawnKeys.contains { $0.hasPrefix("n/") })
+    // Its slot is drawn at its time, without a mouth, on the next frame of the animation.
+    let negative = driver.draws.first { $0.frame.overlayIndex == 7 }
+    #expect(negative?.frame.overlays == [])
+    #expect(negative?.frame.animation == name("talking_1_s_talking_1_e"))
+    #expect(negative?.frame.index == 3)
+    #expect(driver.draws.compactMap(\.frame.overlayIndex) == Array(0..<12))
     #expect(
       driver.actions.contains {
         if case .warning(let w) = $0.action { w.code == .frameIndexWrapped } else { false }
       })
     #expect(driver.engine.metrics.protocolWarnings == 2)
-    #expect(driver.engine.metrics.skippedOverlays == 1)
+    #expect(driver.engine.metrics.skippedOverlays == 0)
+    #expect(driver.engine.metrics.mouthlessFrames == 1)
     #expect(driver.engine.metrics.desyncs == 0)
+    #expect(driver.engine.metrics.pops == 0)
   }
 
   @Test("a chunk starts once its first 10 frames are ready")
@@ -265,7 +274,7 @@ struct EngineSpeechTests {
     #expect(driver.engine.metrics.holds(.overlayNotReady) == 5)
   }
 
-  @Test("an overlay that never comes is skipped after 15 holds, and counted")
+  @Test("an overlay that never comes holds 15 slots, then its frame is drawn without it")
   func overlaySkipAfterCap() {
     var driver = Driver()
     driver.tick(at: 0)
@@ -275,10 +284,13 @@ struct EngineSpeechTests {
     driver.engine.audioEnded()
     driver.runUntilIdle()
     let overlayDraws = driver.draws.filter { $0.frame.overlayIndex != nil }
-    #expect(overlayDraws.map { $0.frame.overlayIndex! } == Array(0..<12) + Array(13..<20))
+    #expect(overlayDraws.map { $0.frame.overlayIndex! } == Array(0..<20))
     let gap = overlayDraws[12].time - overlayDraws[11].time
-    #expect(abs(gap - 17 * slot) < 1e-6)  // 15 holds, the skip slot, then frame 13
-    #expect(driver.engine.metrics.skippedOverlays == 1)
+    #expect(abs(gap - 16 * slot) < 1e-6)  // 15 holds, then frame 12 without its mouth
+    #expect(overlayDraws[12].frame.overlays.isEmpty)
+    #expect(overlayDraws[12].frame.index == plan.frames[12].baseFrame)
+    #expect(driver.engine.metrics.skippedOverlays == 0)
+    #expect(driver.engine.metrics.mouthlessFrames == 1)
     #expect(driver.engine.metrics.holds(.overlayNotReady) == 16)
     let report = driver.actions.compactMap {
       if case .chunkFinished(let r) = $0.action { r } else { nil }
@@ -287,13 +299,12 @@ struct EngineSpeechTests {
       report
         == {
           var r = ChunkReport(id: ChunkID(message: MessageID(0), index: 0), frames: 20)
-          r.drawn = 19
-          r.skipped = 1
+          r.drawn = 20
           return r
         }())
   }
 
-  @Test("once a chunk's images are all in, a missing one is skipped without holding")
+  @Test("once a chunk's images are all in, a missing one is drawn without its mouth at once")
   func skipWhenComplete() {
     var driver = Driver()
     driver.tick(at: 0)
@@ -304,7 +315,8 @@ struct EngineSpeechTests {
     driver.engine.audioEnded()
     driver.runUntilIdle()
     #expect(driver.engine.metrics.holds(.overlayNotReady) == 0)
-    #expect(driver.engine.metrics.skippedOverlays == 1)
+    #expect(driver.engine.metrics.skippedOverlays == 0)
+    #expect(driver.engine.metrics.mouthlessFrames == 1)
   }
 
   @Test("a frame on a missing animation is skipped with a warning")

@@ -1,0 +1,163 @@
+import LIVATestSupport
+import Testing
+
+@testable import LIVAEngine
+@testable import LIVAProtocol
+
+/// Issue #9's engine items: even frames after speech on a jittery display, a message cut by a
+/// disconnect, images that fail, chunks without frames, and messages numbered by the owner.
+@Suite("Engine robustness")
+struct EngineRobustnessTests {
+  /// Ticks at 60 Hz ± `jitter` (seeded), feeding back an audio clock as an output would (half a
+  /// tick ahead, as the player reads it), until `end`.
+  func runJittery(_ driver: inout Driver, until end: Double, jitter: Double, seed: UInt64) {
+    var generator = SplitMix64(seed: seed)
+    var k = (driver.now * 60).rounded(.down) + 1
+    while k / 60 <= end {
+      let t = k / 60 + (Double(generator.next(in: 0...2000)) / 1000 - 1) * jitter
+      let clock = driver.audioPlaying.map {
+        AudioClock(chunk: $0.id, position: $0.offset + (t + 1.0 / 120 - $0.start))
+      }
+      let result = driver.tick(at: t, audio: clock)
+      for action in result.actions {
+        if case .startAudio(let id, let offset) = action { driver.audioPlaying = (id, t, offset) }
+      }
+      k += 1
+    }
+  }
+
+  @Test(
+    "after speech the base animation advances one frame per 1/30 s slot on a 60 Hz ± 4 ms display",
+    arguments: [1, 2, 3, 4, 5] as [UInt64])
+  func evenFramesAfterSpeech(seed: UInt64) {
+    var driver = Driver()
+    driver.tick(at: 0)
+    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 30)))
+    driver.engine.audioEnded()
+    runJittery(&driver, until: 6, jitter: 0.004, seed: seed)
+    #expect(driver.engine.mode == .idle)
+    // Every frame drawn at 30 fps outside speech comes exactly two ticks after the previous one.
+    let ticks = driver.log
+    var previous: (tick: Int, mode: EngineMode)?
+    var gaps: [Int] = []
+    for (position, entry) in ticks.enumerated() {
+      guard let frame = entry.frame else { continue }
+      if [.finishing, .returning, .transition].contains(frame.mode), let previous,
+        previous.mode != .idle
+      {
+        gaps.append(position - previous.tick)
+      }
+      previous = (position, frame.mode)
+    }
+    #expect(gaps.count > 10)
+    #expect(gaps.allSatisfy { $0 == 2 }, "tick gaps between frames: \(gaps)")
+    #expect(driver.engine.metrics.pops == 0)
+    #expect(driver.engine.metrics.skippedBaseFrames == 0)
+  }
+
+  @Test("a message cut by a disconnect plays what came, then returns to idle without holding")
+  func connectionLost() {
+    var driver = Driver()
+    driver.tick(at: 0)
+    // Chunk 0 of a message whose next chunks never come; frames 20… never got their images.
+    let frames = talkingWalk(count: 40)
+    let plan = ChunkPlan(
+      index: 0, frames: Array(frames.prefix(20)) + talkingWalk(count: 40, tag: "late").suffix(20))
+    driver.engine.imagesReady(plan.frames.prefix(20).flatMap(\.layers).map(\.key))
+    driver.inputActions += driver.engine.enqueue(plan)
+    driver.run(until: 0.5)
+    driver.engine.connectionLost()
+    driver.runUntilIdle()
+    let speech = driver.draws.filter { $0.frame.chunk != nil }
+    #expect(speech.map { $0.frame.overlayIndex! } == Array(0..<40))  // every slot at its time
+    #expect(speech.filter { !$0.frame.overlays.isEmpty }.count == 20)
+    #expect(driver.engine.metrics.holds(.waitingForNextChunk) == 0)
+    #expect(driver.engine.metrics.holds(.overlayNotReady) == 0)
+    #expect(driver.engine.mode == .idle)
+    #expect(driver.engine.metrics.pops == 0)
+  }
+
+  @Test("an image that fails costs its mouth only: the frame is drawn on time on its base frame")
+  func imageFailed() {
+    var driver = Driver()
+    driver.tick(at: 0)
+    let plan = ChunkPlan(index: 0, frames: talkingWalk(count: 20))
+    driver.enqueue(plan)
+    let failed = plan.frames[0].layers[0].key
+    driver.engine.imageEvicted(failed)
+    driver.engine.imageFailed(failed)
+    driver.engine.audioEnded()
+    driver.runUntilIdle()
+    let speech = driver.draws.filter { $0.frame.chunk != nil }
+    #expect(speech.map { $0.frame.overlayIndex! } == Array(0..<20))
+    #expect(speech[0].frame.overlays.isEmpty)
+    #expect(speech[0].frame.index == plan.frames[0].baseFrame)
+    // The chunk's audio starts on its first slot although that slot has no mouth.
+    #expect(driver.actions.first { $0.action.startedChunk != nil }?.time == speech[0].time)
+    #expect(driver.engine.metrics.holds(.overlayNotReady) == 0)
+    #expect(driver.engine.metrics.mouthlessFrames == 1)
+  }
+
+  @Test("a chunk whose every image fails still starts, plays its audio and every slot")
+  func allImagesFail() {
+    var driver = Driver()
+    driver.tick(at: 0)
+    let plan = ChunkPlan(index: 0, frames: talkingWalk(count: 12))
+    driver.inputActions += driver.engine.enqueue(plan)
+    for key in plan.frames.flatMap(\.layers).map(\.key) { driver.engine.imageFailed(key) }
+    driver.engine.audioEnded()
+    driver.runUntilIdle()
+    #expect(driver.actions.contains { $0.action.startedChunk != nil })
+    #expect(driver.draws.filter { $0.frame.chunk != nil }.count == 12)
+    #expect(driver.engine.metrics.desyncs == 0)
+  }
+
+  @Test("an empty chunk 0 still interrupts the old message (the new one is not merged into it)")
+  func emptyChunkZeroInterrupts() {
+    var driver = Driver()
+    driver.tick(at: 0)
+    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 60, tag: "a")))
+    driver.run(until: 1)
+    let actions = driver.engine.enqueue(ChunkPlan(index: 0, frames: []))
+    #expect(actions.contains { if case .evictImages = $0 { true } else { false } })
+    // Chunk 1 of the new message is accepted (it is not "over", nor part of the old one).
+    let next = driver.engine.enqueue(ChunkPlan(index: 1, frames: talkingWalk(count: 10, tag: "b")))
+    #expect(next.contains { if case .chunkQueued(let id) = $0 { id.message == MessageID(1) } else { false } })
+  }
+
+  @Test("owner-numbered messages: a newer one interrupts whatever its index; an older one is stale")
+  func ownerNumbered() {
+    var driver = Driver()
+    driver.tick(at: 0)
+    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 30, tag: "a"), message: MessageID(4)))
+    driver.run(until: 0.5)
+    // A late chunk of an older message (interrupted earlier) is rejected.
+    let stale = driver.engine.enqueue(
+      ChunkPlan(index: 3, frames: talkingWalk(count: 10, tag: "x"), message: MessageID(2)))
+    #expect(stale.contains { if case .warning(let w) = $0 { w.code == .chunkRejected } else { false } })
+    #expect(driver.engine.currentMessage == MessageID(4))
+    // Chunk 1 of message 4 joins it; chunk 0 of message 5 interrupts it.
+    let joined = driver.engine.enqueue(
+      ChunkPlan(index: 1, frames: talkingWalk(count: 10, tag: "a1"), message: MessageID(4)))
+    #expect(joined.contains { if case .chunkQueued(let id) = $0 { id.message == MessageID(4) } else { false } })
+    let newer = driver.engine.enqueue(
+      ChunkPlan(index: 0, frames: talkingWalk(count: 10, tag: "b"), message: MessageID(5)))
+    #expect(newer.contains { if case .evictImages(let m, _) = $0 { m == MessageID(4) } else { false } })
+    #expect(driver.engine.currentMessage == MessageID(5))
+  }
+
+  @Test("mouthless slots (a chunk without a plan) continue the animation on screen, then loop")
+  func continuationSlots() {
+    var driver = Driver()
+    driver.tick(at: 0)
+    var frames = talkingWalk(count: 6)
+    frames += Array(repeating: .continuation(animation: name("talking_1_s_talking_1_e")), count: 20)
+    driver.enqueue(ChunkPlan(index: 0, frames: frames))
+    driver.engine.audioEnded()
+    driver.runUntilIdle()
+    #expect(driver.engine.metrics.pops == 0)
+    #expect(driver.engine.metrics.desyncs == 0)
+    #expect(driver.draws.filter { $0.frame.chunk != nil }.count == 26)
+    #expect(driver.engine.metrics.mouthlessFrames == 20)
+  }
+}
