@@ -166,8 +166,11 @@ public final class LIVAClient: Sendable {
       logger: configuration.logger, createdAt: created
     ) { action in
       switch action {
-      case .speakingStarted: Self.set(.speaking, in: state)
-      case .speakingEnded: Self.set(.ready, in: state)
+      case .speakingStarted:
+        Self.set(.speaking, in: state)
+      case .speakingEnded:
+        // Back to ready only while connected; a drop or an error stays what it is.
+        if state.withLock({ $0.connected }) { Self.set(.ready, in: state) }
       default: break
       }
     }
@@ -291,25 +294,52 @@ public final class LIVAClient: Sendable {
 
   // MARK: - Events
 
-  private func handle(_ status: SocketIOStatus) async {
+  /// The state a connection status leads to, or nil for no change. Transient drops (the
+  /// client reconnects) read as `connecting`; only what ends the connection for good (refused,
+  /// closed by the server, reconnection given up after the policy's failure limit) is an error.
+  static func state(
+    after status: SocketIOStatus, speaking: Bool, idleAvailable: Bool
+  ) -> LIVAState? {
     switch status {
-    case .connected:
-      protectedState.withLock { $0.connected = true }
-      set(isIdleAvailable ? .ready : .connected)
-      await emit(.requestBaseAnimationsManifest(agentID: configuration.agentID))
-    case .connecting, .reconnecting:
-      protectedState.withLock { $0.connected = false }
-      set(.connecting)
+    case .idle: return nil
+    case .connecting, .reconnecting: return .connecting
+    case .connected: return speaking ? .speaking : idleAvailable ? .ready : .connected
     case .disconnected(let reason):
-      protectedState.withLock { $0.connected = false }
-      if reason.reconnects {
-        set(.error(LIVAClientError(.connection, "connection lost: \(reason)")))
+      switch reason {
+      case .clientDisconnect: return .idle
+      case .serverDisconnect:
+        return .error(LIVAClientError(.connection, "the server closed the connection"))
+      case .connectRefused(let message):
+        return .error(LIVAClientError(.connection, "the server refused the connection: \(message)"))
+      case .transportClose, .transportError, .pingTimeout: return .connecting
       }
     case .failed(let error):
-      protectedState.withLock { $0.connected = false }
-      set(.error(LIVAClientError(.connection, "reconnection gave up: \(error)")))
-    case .idle:
-      break
+      return .error(LIVAClientError(.connection, "reconnection gave up: \(error)"))
+    }
+  }
+
+  private func handle(_ status: SocketIOStatus) async {
+    let connected: Bool
+    if case .connected = status { connected = true } else { connected = false }
+    let wasConnected = protectedState.withLock { state -> Bool in
+      defer {
+        state.connected = connected
+        // A reconnect starts the downloads over: what was in flight is gone with the socket.
+        if connected { state.downloading = [] }
+      }
+      return state.connected
+    }
+    if wasConnected && !connected {
+      logger.info("[LIVA] connection lost", metadata: ["status": "\(status)"])
+      player.connectionLost()
+    }
+    if let next = Self.state(
+      after: status, speaking: state == .speaking, idleAvailable: isIdleAvailable)
+    {
+      set(next)
+    }
+    if connected {
+      await emit(.requestBaseAnimationsManifest(agentID: configuration.agentID))
     }
   }
 
@@ -326,16 +356,22 @@ public final class LIVAClient: Sendable {
 
   private func handle(_ event: SocketIOEvent) async {
     let decoded: ServerEvent?
+    var issues: [LIVAProtocolError] = []
     do {
       decoded = try ServerEvent.decode(
         name: event.name, arguments: event.arguments.map(WireValue.init),
-        limits: configuration.player.eventLimits)
+        limits: configuration.player.eventLimits, issues: &issues)
     } catch {
       logger.warning(
-        "malformed event dropped", metadata: ["event": "\(event.name)", "error": "\(error)"])
-      player.noteRejectedEvent()
+        "[LIVA] malformed event dropped",
+        metadata: [
+          "event": "\(event.name)", "field": "\(error.fieldPath ?? "")", "code": "\(error.code)",
+          "error": "\(error.message)",
+        ])
+      player.noteRejectedEvent(error)
       return
     }
+    player.noteIssues(issues)
     guard let decoded else {
       logger.debug("unknown event ignored", metadata: ["event": "\(event.name)"])
       return

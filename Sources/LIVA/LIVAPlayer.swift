@@ -27,6 +27,13 @@ public struct PlayerMetrics: Sendable {
   public var failedImages = 0
   /// Events that failed validation and were dropped (each logged).
   public var rejectedEvents = 0
+  /// Every protocol rejection, by what it cost and its code (`"event.missingField"`,
+  /// `"frame.outOfRange"`, `"field.wrongType"`, …): whole events, single frames (their mouth
+  /// only), single field values (informational fields read tolerantly). Each was logged.
+  public var rejections: [String: Int] = [:]
+  /// Speech events dropped because they belong to an interrupted message (a chunk whose
+  /// `master_chunk_index` is older than the open message, or the `audio_end` after it).
+  public var staleEvents = 0
   /// Chunk plans (`receive_audio`) received.
   public var chunksReceived = 0
   /// `audio_end` events received.
@@ -86,11 +93,12 @@ public final class LIVAPlayer: Sendable {
 
   private struct State {
     var engine: LIVAEngine
+    /// Which message each event belongs to: one ``MessageID`` for the engine, the ingest
+    /// pipeline and the overlay store (its number is their message number).
+    var receiver: SpeechReceiver
     var audioByChunk: [ChunkID: Data] = [:]
-    /// The ingest message number of the message being received (see ``messageFor(chunk:)``).
-    var ingestMessage = 0
-    var ingestHasChunkZero = false
-    var engineToIngest: [MessageID: Int] = [:]
+    /// `chunk_images_ready` (decoded) of messages the engine has no plan of yet.
+    var completeAhead: Set<ChunkID> = []
     var lastTick: Double?
     var metrics = PlayerMetrics()
     var started: ContinuousClock.Instant
@@ -115,6 +123,9 @@ public final class LIVAPlayer: Sendable {
   /// chunk audio on `audio`.
   ///
   /// - Parameter createdAt: the instant time-to-first-frame is measured from (default: now).
+  /// - Parameter decodeScheduler: where overlay decodes run (default: a concurrent queue of
+  ///   ``IngestPipeline/Configuration/maximumConcurrentDecodes`` workers);
+  ///   ``InlineDecodeScheduler`` decodes on the submitting thread, for deterministic tests.
   /// - Parameter observer: called with every engine action after it was carried out (speaking
   ///   started or ended, chunk finished, mode changes, warnings), outside the player's locks.
   public init(
@@ -122,6 +133,7 @@ public final class LIVAPlayer: Sendable {
     audio: any AudioOutput, surface: any RenderSurface,
     logger: Logger = Logger(label: "liva.player", factory: { _ in SwiftLogNoOpLogHandler() }),
     createdAt: ContinuousClock.Instant = .now,
+    decodeScheduler: (any DecodeScheduler)? = nil,
     observer: (@Sendable (EngineAction) -> Void)? = nil
   ) {
     self.configuration = configuration
@@ -131,7 +143,10 @@ public final class LIVAPlayer: Sendable {
     self.surface = surface
     self.logger = logger
     let state = Protected(
-      State(engine: LIVAEngine(configuration: configuration.engine), started: createdAt))
+      State(
+        engine: LIVAEngine(configuration: configuration.engine),
+        receiver: SpeechReceiver(speakingFPS: configuration.engine.speakingFPS),
+        started: createdAt))
     self.state = state
     self.compositor = Protected(
       Compositor(
@@ -144,7 +159,7 @@ public final class LIVAPlayer: Sendable {
     }
     self.ingest = Protected(nil)
     let pipeline = IngestPipeline(
-      store: overlays, configuration: configuration.ingest
+      store: overlays, configuration: configuration.ingest, scheduler: decodeScheduler
     ) { [state, logger] event in
       Self.handle(event, state: state, logger: logger)
     }
@@ -212,28 +227,50 @@ public final class LIVAPlayer: Sendable {
   /// events are the client's business and are ignored here.
   public func handle(_ event: ServerEvent) {
     switch event {
-    case .audioChunk(let chunk):
-      enqueue(chunk)
-    case .frameImagesBatch(let batch):
-      submit(batch.frames, chunk: batch.chunkIndex)
-    case .frameImage(let frame):
-      if let chunk = frame.chunkIndex { submit([frame], chunk: chunk) }
-    case .chunkImagesReady(let chunkIndex, let total):
-      let message = state.withLock { $0.ingestMessage }
-      ingest.withLock { $0 }?.chunkImagesSent(chunk: chunkIndex, message: message, total: total)
-    case .audioEnd:
-      state.withLock { state in
-        state.metrics.audioEndsReceived += 1
-        state.engine.audioEnded()
+    case .audioChunk, .frameImagesBatch, .frameImage, .chunkImagesReady, .audioEnd,
+      .animationChunkMetadata:
+      if case .audioChunk = event { state.withLock { $0.metrics.chunksReceived += 1 } }
+      if case .audioEnd = event { state.withLock { $0.metrics.audioEndsReceived += 1 } }
+      let actions = state.withLock { state in
+        state.receiver.receive(event, now: state.lastTick ?? 0)
       }
+      perform(actions)
     case .playBaseAnimation(let name):
       perform(state.withLock { $0.engine.requestAnimation(name) }, at: nil)
-    case .animationChunkMetadata(let metadata):
-      let frames = metadata.sections.flatMap(\.frames)
-      enqueuePlan(index: metadata.chunkIndex, frames: frames, audio: nil)
     case .baseAnimationsManifest, .animationTotalFrames, .baseFrame, .animationFramesComplete:
       break
     }
+  }
+
+  /// Counts and logs the problems a tolerant decode of `event` noted (a field's value or a
+  /// frame dropped; see ``LIVAProtocol/ServerEvent/decode(name:arguments:limits:issues:)``).
+  public func noteIssues(_ issues: [LIVAProtocolError]) {
+    guard !issues.isEmpty else { return }
+    state.withLock { state in
+      for issue in issues {
+        state.metrics.rejections["\(issue.scope.rawValue).\(issue.code)", default: 0] += 1
+      }
+    }
+    for issue in issues {
+      logger.warning(
+        "[LIVA] \(issue.scope.rawValue) dropped",
+        metadata: [
+          "event": "\(issue.event ?? "?")", "field": "\(issue.fieldPath ?? "")",
+          "code": "\(issue.code)", "error": "\(issue.message)",
+        ])
+    }
+  }
+
+  /// The connection to the backend is gone: what was received of the current message plays
+  /// out (its audio, the mouths that are decoded), then the avatar returns to idle; nothing
+  /// waits for a chunk that cannot come. A reconnect starts clean: the next message is new.
+  public func connectionLost() {
+    let actions = state.withLock { state in
+      let actions = state.receiver.connectionLost()
+      state.engine.connectionLost()
+      return actions
+    }
+    perform(actions)
   }
 
   /// Interrupts the current message (a new message from this side): stops its audio, evicts
@@ -248,8 +285,11 @@ public final class LIVAPlayer: Sendable {
   }
 
   /// Counts an event that failed validation (the transport logs and drops it).
-  public func noteRejectedEvent() {
-    state.withLock { $0.metrics.rejectedEvents += 1 }
+  public func noteRejectedEvent(_ error: LIVAProtocolError? = nil) {
+    state.withLock { state in
+      state.metrics.rejectedEvents += 1
+      if let error { state.metrics.rejections["event.\(error.code)", default: 0] += 1 }
+    }
   }
 
   /// The render path: one display tick at display time `now`. Never waits for a decode.
@@ -257,6 +297,8 @@ public final class LIVAPlayer: Sendable {
     let began = ContinuousClock.now
     let lookahead = configuration.audioLookahead ?? 0.5 / configuration.expectedTickRate
     let clock = audio.position(at: now + lookahead)
+    let expired = state.withLock { $0.receiver.expire(now: now) }
+    if !expired.isEmpty { perform(expired) }
     let (result, audioData) = state.withLock { state -> (TickResult, [ChunkID: Data]) in
       if let last = state.lastTick, now - last > 1.5 / configuration.expectedTickRate {
         state.metrics.lateTicks += 1
@@ -297,65 +339,54 @@ public final class LIVAPlayer: Sendable {
     }
   }
 
-  private func enqueue(_ chunk: AudioChunk) {
-    let frames = chunk.animations.flatMap { animation in
-      animation.sections.flatMap { section in
-        section.map { frame in
-          var frame = frame
-          if frame.zoneTopLeft == nil { frame.zoneTopLeft = animation.zoneTopLeft }
-          return frame
+  /// Carries out what the receiver decided, in order.
+  private func perform(_ actions: [SpeechReceiver.Action]) {
+    for action in actions {
+      switch action {
+      case .enqueue(let plan, let audio):
+        enqueue(plan, audio: audio)
+      case .decode(let overlays, let chunk, let message):
+        ingest.withLock { $0 }?.submit(overlays, chunk: chunk, message: message.rawValue)
+      case .imagesFailed(let keys):
+        state.withLock { state in
+          state.metrics.failedImages += keys.count
+          for key in keys { state.engine.imageFailed(key) }
         }
+      case .imagesSent(let chunk, let message, let total):
+        ingest.withLock { $0 }?.chunkImagesSent(chunk: chunk, message: message.rawValue, total: total)
+      case .audioEnded:
+        state.withLock { $0.engine.audioEnded() }
+      case .stale(let event, let chunk):
+        state.withLock { $0.metrics.staleEvents += 1 }
+        logger.info(
+          "[LIVA] stale event of an interrupted message dropped",
+          metadata: ["event": "\(event)", "chunk": "\(chunk.map(String.init) ?? "-")"])
       }
     }
-    enqueuePlan(index: chunk.chunkIndex, frames: frames, audio: chunk.audio)
   }
 
-  private func enqueuePlan(index: Int, frames: [OverlayFrame], audio data: Data?) {
-    let plan = ChunkPlan(
-      index: index,
-      frames: frames.map { frame in
-        PlannedFrame(
-          key: frame.overlayId, animation: frame.animationName,
-          baseFrame: frame.matchedSpriteFrameNumber,
-          rect: frame.placement ?? PlacementRect(x: 0, y: 0, width: 0, height: 0))
-      })
+  private func enqueue(_ plan: ChunkPlan, audio data: Data?) {
+    let message = plan.message.map(\.rawValue)
     let actions = state.withLock { state -> [EngineAction] in
-      if index == 0 {
-        // A new message: its images are counted under a new ingest message, unless its
-        // batches already opened one (they may come before the plan).
-        if state.ingestHasChunkZero { state.ingestMessage += 1 }
-        state.ingestHasChunkZero = true
-      }
-      state.metrics.chunksReceived += 1
-      let actions = state.engine.enqueue(plan)
-      for case .chunkQueued(let id) in actions {
-        state.engineToIngest[id.message] = state.ingestMessage
-        if let data { state.audioByChunk[id] = data }
-      }
-      // Images that arrived before the plan are already in the store.
+      // Images that arrived before the plan (maybe under an older message, for shared content
+      // keys) are owned by this message too, so evicting the older one keeps them.
+      var ready: [String] = []
       for frame in plan.frames {
-        for layer in frame.layers where overlays.isReady(layer.key) {
-          state.engine.imageReady(layer.key)
+        for layer in frame.layers where overlays.retain(layer.key, message: message) {
+          ready.append(layer.key)
         }
       }
+      let actions = state.engine.enqueue(plan)
+      for case .chunkQueued(let id) in actions {
+        if let data, !data.isEmpty { state.audioByChunk[id] = data }
+        if state.completeAhead.remove(id) != nil {
+          state.engine.chunkImagesComplete(chunkIndex: id.index)
+        }
+      }
+      state.engine.imagesReady(ready)
       return actions
     }
     perform(actions, at: nil)
-  }
-
-  private func submit(_ frames: [OverlayFrame], chunk: Int) {
-    let encoded = frames.compactMap { frame in
-      frame.image.map { EncodedOverlay(key: frame.overlayId, data: $0.data) }
-    }
-    let message = state.withLock { state -> Int in
-      if chunk == 0 && state.ingestHasChunkZero && state.engine.playingChunk?.index ?? -1 > 0 {
-        // Chunk 0 images while a later chunk plays: a new message is starting.
-        state.ingestMessage += 1
-        state.ingestHasChunkZero = false
-      }
-      return state.ingestMessage
-    }
-    ingest.withLock { $0 }?.submit(encoded, chunk: chunk, message: message)
   }
 
   private static func handle(_ event: IngestEvent, state: Protected<State>, logger: Logger) {
@@ -364,16 +395,28 @@ public final class LIVAPlayer: Sendable {
       state.withLock { $0.engine.imageReady(key) }
     case .imageFailed(let key, let chunk, _, let error):
       logger.warning(
-        "overlay image failed to decode",
+        "[LIVA] overlay image failed to decode: its mouth is lost",
         metadata: ["key": "\(key)", "chunk": "\(chunk)", "error": "\(error)"])
-      state.withLock { $0.metrics.failedImages += 1 }
+      state.withLock { state in
+        state.metrics.failedImages += 1
+        state.engine.imageFailed(key)
+      }
     case .imageShed(let key, let chunk, _):
       logger.warning(
-        "overlay image shed under backpressure", metadata: ["key": "\(key)", "chunk": "\(chunk)"])
-      state.withLock { $0.metrics.shedImages += 1 }
+        "[LIVA] overlay image shed under backpressure",
+        metadata: ["key": "\(key)", "chunk": "\(chunk)"])
+      state.withLock { state in
+        state.metrics.shedImages += 1
+        state.engine.imageFailed(key)
+      }
     case .chunkReady(let chunk, let message, _):
       state.withLock { state in
-        if state.ingestMessage == message { state.engine.chunkImagesComplete(chunkIndex: chunk) }
+        let id = ChunkID(message: MessageID(message), index: chunk)
+        if state.engine.currentMessage == id.message {
+          state.engine.chunkImagesComplete(chunkIndex: chunk)
+        } else if state.engine.currentMessage.map({ $0 < id.message }) ?? true {
+          state.completeAhead.insert(id)
+        }
       }
     }
   }
@@ -388,7 +431,7 @@ public final class LIVAPlayer: Sendable {
         if let data = audioData[id] {
           audio.start(id, audio: data, offset: offset, at: now)
         } else {
-          logger.warning("no audio for chunk", metadata: ["chunk": "\(id)"])
+          logger.warning("[LIVA] no audio for chunk", metadata: ["chunk": "\(id)"])
         }
       case .stopAudio(let id):
         audio.stop(id, at: now)
@@ -397,14 +440,12 @@ public final class LIVAPlayer: Sendable {
       case .resumeAudio:
         audio.resume(at: now)
       case .evictImages(let message, _):
-        let ingestMessage = state.withLock { state -> Int? in
+        state.withLock { state in
           state.audioByChunk = state.audioByChunk.filter { $0.key.message != message }
-          return state.engineToIngest.removeValue(forKey: message)
+          state.completeAhead = state.completeAhead.filter { $0.message != message }
         }
-        if let ingestMessage {
-          ingest.withLock { $0 }?.cancel(message: ingestMessage)
-          overlays.evict(message: ingestMessage)
-        }
+        // Cancels its queued decodes and evicts the images only it owns.
+        ingest.withLock { $0 }?.cancel(message: message.rawValue)
       case .chunkFinished(let report):
         state.withLock { state in
           state.audioByChunk.removeValue(forKey: report.id)
@@ -417,8 +458,10 @@ public final class LIVAPlayer: Sendable {
             "chunk": "\(report.id)", "drawn": "\(report.drawn)", "skipped": "\(report.skipped)",
             "late": "\(report.late)",
           ])
+      case .warning(let warning) where warning.code == .mouthLost:
+        logger.debug("\(warning)")
       case .warning(let warning):
-        logger.warning("\(warning.message)", metadata: ["code": "\(warning.code)"])
+        logger.warning("[LIVA] \(warning.message)", metadata: ["code": "\(warning.code)"])
       case .chunkQueued, .speakingStarted, .speakingEnded, .modeChanged:
         logger.trace("engine", metadata: ["action": "\(action)"])
       }

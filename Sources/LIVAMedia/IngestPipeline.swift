@@ -3,7 +3,7 @@ import Foundation
 import LIVAProtocol
 
 /// One encoded overlay image from a `receive_frame_images_batch` (or a per-image event).
-public struct EncodedOverlay: Sendable {
+public struct EncodedOverlay: Sendable, Hashable {
   /// The overlay id (content key) the decoded image is stored under.
   public var key: String
   /// The encoded bytes (WebP, PNG or JPEG).
@@ -23,6 +23,34 @@ extension EncodedOverlay {
     guard let image = frame.image else { return nil }
     self.init(key: frame.overlayId, data: image.data)
   }
+}
+
+/// Where an ``IngestPipeline`` runs its decode workers.
+public protocol DecodeScheduler: Sendable {
+  /// Runs `work` (one worker: it decodes queued images until the queue is empty) somewhere.
+  func schedule(_ work: @escaping @Sendable () -> Void)
+}
+
+/// Workers on a concurrent dispatch queue, off the submitting thread: the default.
+public struct ConcurrentDecodeScheduler: DecodeScheduler {
+  private let queue = DispatchQueue(
+    label: "liva.media.ingest", qos: .userInitiated, attributes: .concurrent)
+
+  /// Creates a scheduler with its own queue.
+  public init() {}
+
+  /// Runs `work` on the queue.
+  public func schedule(_ work: @escaping @Sendable () -> Void) { queue.async(execute: work) }
+}
+
+/// Runs every worker at once on the submitting thread, so a submit returns with its images
+/// decoded and reported: deterministic tests without polling. Not for a render thread.
+public struct InlineDecodeScheduler: DecodeScheduler {
+  /// Creates the scheduler.
+  public init() {}
+
+  /// Runs `work` now.
+  public func schedule(_ work: @escaping @Sendable () -> Void) { work() }
 }
 
 /// What the ``IngestPipeline`` reports, as it happens.
@@ -161,21 +189,21 @@ public final class IngestPipeline: Sendable {
   private let store: OverlayImageStore
   private let codec: any ImageCodec
   private let configuration: Configuration
-  private let queue: DispatchQueue
+  private let scheduler: any DecodeScheduler
   private let onEvent: @Sendable (IngestEvent) -> Void
   private let state = Locked(State())
 
-  /// Creates a pipeline that decodes with `codec` into `store` and reports to `onEvent`.
+  /// Creates a pipeline that decodes with `codec` into `store` and reports to `onEvent`;
+  /// `scheduler` runs the workers (default: ``ConcurrentDecodeScheduler``).
   public init(
     store: OverlayImageStore, codec: any ImageCodec = SystemImageCodec(),
-    configuration: Configuration = Configuration(),
+    configuration: Configuration = Configuration(), scheduler: (any DecodeScheduler)? = nil,
     onEvent: @escaping @Sendable (IngestEvent) -> Void
   ) {
     self.store = store
     self.codec = codec
     self.configuration = configuration
-    self.queue = DispatchQueue(
-      label: "liva.media.ingest", qos: .userInitiated, attributes: .concurrent)
+    self.scheduler = scheduler ?? ConcurrentDecodeScheduler()
     self.onEvent = onEvent
   }
 
@@ -221,7 +249,7 @@ public final class IngestPipeline: Sendable {
       return max(0, wanted)
     }
     for event in events { onEvent(event) }
-    for _ in 0..<workersToStart { queue.async { self.drain() } }
+    for _ in 0..<workersToStart { scheduler.schedule { self.drain() } }
   }
 
   /// Queues the images of a `receive_frame_images_batch` (frames without an image are
