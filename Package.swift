@@ -110,7 +110,7 @@ package.targets += [
     swiftSettings: strict),
   .testTarget(
     name: "LIVATests",
-    dependencies: ["LIVA", "LIVAEngine", "LIVAMedia", "LIVAProtocol", "LIVAServer"],
+    dependencies: ["LIVA", "LIVAEngine", "LIVAMedia", "LIVAProtocol", "LIVAServer", "LIVATestSupport"],
     swiftSettings: strict),
 ]
 

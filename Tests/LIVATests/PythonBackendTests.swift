@@ -1,0 +1,229 @@
+import Foundation
+import LIVA
+import LIVAEngine
+import LIVAProtocol
+import LIVAServer
+import LIVATestSupport
+import Testing
+
+/// The client against a production-shaped backend that is not ours: python-socketio (the
+/// production library) running `scripts/interop/liva_backend.py`, which streams LIVA speech with
+/// the field types of protocol.md (int `sprite_index_folder`, no `overlay_id`, …). The network
+/// runs in real time; the display on a virtual clock that moves only once what was sent has
+/// arrived and been decoded.
+@Suite("End to end: LIVAClient ↔ python-socketio backend", .serialized)
+struct PythonBackendTests {
+  final class Frames: @unchecked Sendable {
+    // @unchecked: the virtual display link presents on the test's task only.
+    var all: [RenderedFrame] = []
+  }
+
+  struct Rig {
+    let backend: PythonProcess
+    let client: LIVAClient
+    let link: VirtualDisplayLink
+    let audio: HeadlessAudioOutput
+    let frames: Frames
+    var now = 0.0
+
+    var player: LIVAPlayer { client.player }
+
+    mutating func run(for seconds: Double) {
+      link.run(from: now, to: now + seconds)
+      now += seconds
+    }
+
+    /// Frames per chunk of message `n` (1-based), from the backend's `PLAN` line.
+    func plan(_ message: Int) async -> [Int] {
+      guard let line = await backend.waitForLine(startingWith: "PLAN \(message) ") else { return [] }
+      return line.split(separator: " ").last.map { $0.split(separator: ",").compactMap { Int($0) } }
+        ?? []
+    }
+
+    func stop() async {
+      await client.disconnect()
+      backend.stop()
+    }
+  }
+
+  func makeRig(scenario: String = "normal", mode: String = "base64", extra: [String] = [])
+    async throws -> Rig
+  {
+    let pack = try EndToEndTests.pack()
+    let backend = try PythonProcess(
+      script: "liva_backend.py",
+      ["--pack", pack.root.path, "--mode", mode, "--scenario", scenario] + extra)
+    guard let portText = await backend.waitForLine(startingWith: "PORT "), let port = Int(portText)
+    else {
+      backend.stop()
+      throw PythonProcess.Failure(description: "the backend did not start: \(backend.lines)")
+    }
+    var configuration = LIVAConfiguration(
+      serverURL: "http://127.0.0.1:\(port)", userID: "user", agentID: "sample",
+      cacheRoot: FileManager.default.temporaryDirectory.appendingPathComponent(
+        "liva-py-\(UUID().uuidString)"))
+    configuration.resolution = 96
+    configuration.reconnection.initialDelay = .milliseconds(50)
+    let link = VirtualDisplayLink()
+    let audio = HeadlessAudioOutput()
+    let frames = Frames()
+    let client = try LIVAClient(
+      configuration: configuration, displayLink: link, audio: audio,
+      surface: CallbackSurface { frames.all.append($0) })
+    await client.connect()
+    let ready = await eventually {
+      client.state == .ready && client.pendingDownloads == 0
+        && client.player.readyAnimations.count >= 6 && client.player.isPreloadIdle
+    }
+    guard ready else {
+      await client.disconnect()
+      backend.stop()
+      throw PythonProcess.Failure(
+        description: "never ready: \(client.state), backend said \(backend.lines.suffix(10))")
+    }
+    link.tick(at: 0)
+    return Rig(backend: backend, client: client, link: link, audio: audio, frames: frames)
+  }
+
+  /// Sends `text` and waits until `ends` messages have fully arrived and been decoded.
+  func say(_ text: String, in rig: Rig, ends: Int) async throws {
+    try await rig.client.sendMessage(text)
+    let delivered = await eventually {
+      rig.player.metrics.audioEndsReceived >= ends && rig.player.isIngestIdle
+    }
+    try #require(delivered, "the message did not arrive: \(rig.backend.lines.suffix(8))")
+  }
+
+  /// The chunk reports of message `message` (the engine's numbering).
+  func reports(_ rig: Rig, message: Int) -> [ChunkReport] {
+    rig.player.metrics.chunkReports.filter { $0.id.message == MessageID(message) }
+  }
+
+  static let modes = ["base64", "binary"]
+
+  @Test(
+    "production's types: every mouth drawn on its base frame, every chunk's audio started, back to idle",
+    arguments: [("normal", "base64"), ("normal", "binary"), ("reorder", "base64"),
+      ("reorder", "binary"), ("floats", "base64")])
+  func fullMessage(scenario: String, mode: String) async throws {
+    var rig = try await makeRig(scenario: scenario, mode: mode)
+    try await say("hello", in: rig, ends: 1)
+    let plan = await rig.plan(1)
+    rig.run(for: 10)
+    let metrics = rig.player.metrics
+    #expect(metrics.rejections.isEmpty, "\(metrics.rejections)")
+    #expect(metrics.rejectedEvents == 0)
+    #expect(reports(rig, message: 0).map(\.frames) == plan)
+    for report in reports(rig, message: 0) {
+      #expect(report.drawn == report.frames, "\(report)")
+    }
+    #expect(metrics.engine.overlayFramesDrawn == plan.reduce(0, +))
+    #expect(metrics.engine.mouthlessFrames == 0)
+    #expect(rig.audio.segments.map(\.chunk.index) == Array(plan.indices))
+    for segment in rig.audio.segments {
+      let first = rig.frames.all.first { $0.content.chunk == segment.chunk }
+      #expect(first?.time == segment.start)
+    }
+    #expect(metrics.engine.desyncs == 0 && metrics.engine.pops == 0)
+    #expect(rig.player.mode == .idle)
+    await rig.stop()
+  }
+
+  @Test("bad frames cost only their mouths; the chunk's audio and every other mouth play")
+  func badFrames() async throws {
+    var rig = try await makeRig(scenario: "bad-frames")
+    try await say("hello", in: rig, ends: 1)
+    let plan = await rig.plan(1)
+    let bad = rig.backend.lines.filter { $0.hasPrefix("BAD 0 ") }.count
+    #expect(bad == 3)
+    rig.run(for: 10)
+    let metrics = rig.player.metrics
+    #expect(metrics.rejectedEvents == 0)
+    #expect(metrics.rejections["frame.outOfRange", default: 0] >= 1, "\(metrics.rejections)")
+    #expect(metrics.rejections["frame.missingField", default: 0] >= 1, "\(metrics.rejections)")
+    #expect(metrics.failedImages >= 1)
+    #expect(rig.audio.segments.map(\.chunk.index) == Array(plan.indices))
+    for report in reports(rig, message: 0) {
+      #expect(report.drawn == report.frames, "\(report)")  // every slot at its time
+    }
+    #expect(metrics.engine.overlayFramesDrawn == plan.reduce(0, +) - bad)
+    #expect(metrics.engine.mouthlessFrames == bad)
+    #expect(metrics.engine.desyncs == 0 && metrics.engine.pops == 0)
+    #expect(rig.player.mode == .idle)
+    await rig.stop()
+  }
+
+  @Test("the older per-image path (metadata, one image per event, audio-only receive_audio) plays with sound", arguments: modes)
+  func legacy(mode: String) async throws {
+    var rig = try await makeRig(scenario: "legacy", mode: mode)
+    try await say("hello", in: rig, ends: 1)
+    let plan = await rig.plan(1)
+    rig.run(for: 10)
+    let metrics = rig.player.metrics
+    #expect(metrics.rejections.isEmpty, "\(metrics.rejections)")
+    #expect(rig.audio.segments.map(\.chunk.index) == Array(plan.indices))
+    #expect(metrics.engine.overlayFramesDrawn == plan.reduce(0, +))
+    #expect(metrics.engine.desyncs == 0 && metrics.engine.pops == 0)
+    #expect(rig.player.mode == .idle)
+    await rig.stop()
+  }
+
+  @Test(
+    "a second message 0.3 s into the first, its batches before its audio: all of it plays, no later than from idle",
+    arguments: modes)
+  func interruption(mode: String) async throws {
+    var second = try await makeRig(scenario: "reorder", mode: mode)
+    try await say("hello", in: second, ends: 1)
+    // The first message arrived at display time 0: its first mouth comes after the walk from idle.
+    while !second.frames.all.contains(where: { $0.content.chunk != nil }) && second.now < 5 {
+      second.run(for: 1.0 / 60)
+    }
+    let fromIdle = try #require(second.frames.all.first { $0.content.chunk != nil }?.time)
+    second.run(for: 0.3)
+    let cut = second.now
+    try await say("goodbye", in: second, ends: 2)
+    let plan = await second.plan(2)
+    second.run(for: 10)
+    let metrics = second.player.metrics
+    #expect(metrics.engine.interrupts == 1)
+    #expect(reports(second, message: 1).map(\.frames) == plan)
+    for report in reports(second, message: 1) {
+      #expect(report.drawn == report.frames, "\(report)")
+    }
+    #expect(metrics.engine.mouthlessFrames == 0)
+    #expect(second.audio.segments.filter { $0.chunk.message == MessageID(1) }.map(\.chunk.index)
+      == Array(plan.indices))
+    #expect(!second.frames.all.contains { $0.time > cut && $0.content.chunk?.message == MessageID(0) })
+    let started = try #require(
+      second.frames.all.first { $0.content.chunk?.message == MessageID(1) }?.time)
+    #expect(started - cut <= fromIdle + 1e-9, "from idle \(fromIdle) s, after an interrupt \(started - cut) s")
+    #expect(metrics.engine.desyncs == 0 && metrics.engine.pops == 0)
+    #expect(second.player.mode == .idle)
+    await second.stop()
+  }
+
+  @Test("a message cut by a dropped connection returns to idle once its audio ran out; no frozen mouth")
+  func cut() async throws {
+    var rig = try await makeRig(scenario: "cut", extra: ["--cut-how", "transport", "--scenario-limit", "1"])
+    try await rig.client.sendMessage("hello")
+    #expect(
+      await eventually {
+        rig.player.metrics.chunksReceived == 1 && rig.player.overlays.statistics.count > 0
+          && rig.player.isIngestIdle
+          && rig.backend.lines.contains { $0.hasPrefix("CUT ") }
+      })
+    #expect(await eventually { rig.client.state == .ready || rig.client.state == .connecting })
+    rig.run(for: 8)
+    let metrics = rig.player.metrics
+    #expect(rig.audio.segments.map(\.chunk.index) == [0])
+    #expect(metrics.engine.holds(.waitingForNextChunk) == 0)
+    #expect(metrics.engine.overlayFramesDrawn > 0)
+    // After the chunk's last slot, no mouth stays on screen.
+    let lastSpeech = try #require(rig.frames.all.last { $0.content.chunk != nil })
+    let segment = try #require(rig.audio.segments.first)
+    #expect(lastSpeech.time <= segment.start + (segment.duration ?? 0) + 2.0 / 30)
+    #expect(rig.player.mode == .idle)
+    #expect(metrics.engine.desyncs == 0)
+    await rig.stop()
+  }
+}
