@@ -139,6 +139,7 @@ package.targets += [
     dependencies: [
       "LIVA", "LIVAEngine", "LIVAMedia", "LIVAProtocol", "LIVAServer",
       .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      .product(name: "Logging", package: "swift-log"),
     ],
     swiftSettings: strict)
 ]

@@ -26,7 +26,26 @@ public final class RecordingSurface: RenderSurface {
     public var audioPosition: Double?
   }
 
+  /// What one written video frame shows of speech: the chunk and overlay frame whose mouth is
+  /// in it (frames without a mouth are not listed).
+  public struct VideoMouth: Sendable, Hashable {
+    /// The video frame's number (it shows at `number / videoRate` s in the video).
+    public var number: Int
+    /// The chunk of the mouth.
+    public var chunk: ChunkID
+    /// The overlay frame within the chunk: it belongs at `overlayIndex / 30` s of its audio.
+    public var overlayIndex: Int
+
+    /// Creates an entry.
+    public init(number: Int, chunk: ChunkID, overlayIndex: Int) {
+      self.number = number
+      self.chunk = chunk
+      self.overlayIndex = overlayIndex
+    }
+  }
+
   private struct State {
+    var mouths: [VideoMouth] = []
     var latest: RenderedFrame?
     var nextVideoFrame = 0
     var origin: Double?
@@ -72,6 +91,11 @@ public final class RecordingSurface: RenderSurface {
       guard let origin = state.origin, let latest = state.latest else { return [] }
       var due: [(Int, RenderedFrame)] = []
       while origin + Double(state.nextVideoFrame) / videoRate <= time + 1e-9 {
+        let content = latest.content
+        if let chunk = content.chunk, let index = content.overlayIndex, !content.overlays.isEmpty {
+          state.mouths.append(
+            VideoMouth(number: state.nextVideoFrame, chunk: chunk, overlayIndex: index))
+        }
         due.append((state.nextVideoFrame, latest))
         state.nextVideoFrame += 1
       }
@@ -98,11 +122,43 @@ public final class RecordingSurface: RenderSurface {
     return state.withLock { $0.written }
   }
 
+  /// The mouths in the written video frames, in order.
+  public var videoMouths: [VideoMouth] { state.withLock { $0.mouths } }
+
   /// Every presented frame so far.
   public var timeline: [TimelineEntry] { state.withLock { $0.timeline } }
 
   /// Display time of the first presented frame (the video's time zero).
   public var origin: Double? { state.withLock { $0.origin } }
+}
+
+/// Lip-sync as the written media show it: for each mouth, the first video frame it appears in,
+/// against the recorded audio track at that frame's time (where its chunk's audio was placed
+/// in the track, from what was played). Frame `k` of a chunk belongs at `k / 30` s of that
+/// chunk's audio; the error is the track's position in the chunk then, minus `k / 30`.
+public enum OutputLipSync {
+  /// Measures `mouths` (from ``RecordingSurface/videoMouths``) against the audio `segments`
+  /// laid into a track whose time zero is the video's (`origin` on the display clock), each
+  /// starting at its start rounded to the millisecond, as the track writer places them.
+  public static func measure(
+    mouths: [RecordingSurface.VideoMouth], segments: [HeadlessAudioOutput.Segment],
+    origin: Double, videoRate: Double = 30, speakingFPS: Double = 30
+  ) -> SyncErrorStats {
+    var stats = SyncErrorStats()
+    var seen = Set<String>()
+    for mouth in mouths {
+      guard seen.insert("\(mouth.chunk)#\(mouth.overlayIndex)").inserted,
+        let segment = segments.last(where: { $0.chunk == mouth.chunk })
+      else { continue }
+      let placed = max(0, ((segment.start - origin) * 1000).rounded()) / 1000
+      let videoTime = Double(mouth.number) / videoRate
+      let position = segment.offset + (videoTime - placed)
+      let end = segment.stoppedAt.map { $0 - segment.start + segment.offset }
+      guard position >= segment.offset, end.map({ position <= $0 }) ?? true else { continue }
+      stats.record(position - Double(mouth.overlayIndex) / speakingFPS)
+    }
+    return stats
+  }
 }
 
 /// The outcome of a session, as `report.json` writes it and the command prints it.
@@ -117,6 +173,14 @@ public struct SessionReport: Codable, Sendable {
     public var p95Milliseconds: Double
     /// Largest absolute error.
     public var maxMilliseconds: Double
+
+    /// The percentiles of `stats`, in milliseconds.
+    public init(_ stats: SyncErrorStats) {
+      samples = stats.count
+      p50Milliseconds = stats.percentile(0.5) * 1000
+      p95Milliseconds = stats.percentile(0.95) * 1000
+      maxMilliseconds = stats.maxAbsolute * 1000
+    }
   }
 
   /// Milliseconds from client creation to its first frame.
@@ -143,8 +207,18 @@ public struct SessionReport: Codable, Sendable {
   public var longestRenderStallMilliseconds: Double
   /// Base frames not in memory when needed.
   public var baseFrameMisses: Int
-  /// For each mouth drawn: audio position when drawn minus its own time.
+  /// Lip-sync measured from the written media (``OutputLipSync``): for each mouth, the audio
+  /// track's position in its chunk at the first video frame showing it, minus its own time.
   public var lipSync: LipSync
+  /// The player's own reading: the audio position it read when it drew each mouth, minus the
+  /// mouth's time. Near zero by construction (it chose the mouth from that reading).
+  public var lipSyncAtDraw: LipSync
+  /// Protocol rejections by what they cost and their code (`frame.outOfRange`, …).
+  public var rejections: [String: Int]
+  /// Speech slots drawn without their mouth (failed, rejected or missing images).
+  public var mouthlessFrames: Int
+  /// Speech events dropped as belonging to an interrupted message.
+  public var staleEvents: Int
   /// Peak resident memory of the process, in MiB.
   public var peakMemoryMiB: Double
   /// Chunks played, and messages received.
@@ -157,7 +231,7 @@ public struct SessionReport: Codable, Sendable {
   /// Builds a report from a player's metrics and a recorder's timeline.
   public init(
     metrics: PlayerMetrics, warmCache: Bool, timeline: [RecordingSurface.TimelineEntry],
-    videoFrames: Int
+    videoFrames: Int, outputLipSync: SyncErrorStats
   ) {
     let engine = metrics.engine
     timeToFirstFrameMilliseconds = metrics.timeToFirstFrame.map { $0 * 1000 }
@@ -172,10 +246,11 @@ public struct SessionReport: Codable, Sendable {
     lateTicks = metrics.lateTicks
     longestRenderStallMilliseconds = metrics.longestRenderStall * 1000
     baseFrameMisses = metrics.baseFrameMisses
-    lipSync = LipSync(
-      samples: metrics.lipSync.count, p50Milliseconds: metrics.lipSync.percentile(0.5) * 1000,
-      p95Milliseconds: metrics.lipSync.percentile(0.95) * 1000,
-      maxMilliseconds: metrics.lipSync.maxAbsolute * 1000)
+    lipSync = LipSync(outputLipSync)
+    lipSyncAtDraw = LipSync(metrics.lipSync)
+    rejections = metrics.rejections
+    mouthlessFrames = engine.mouthlessFrames
+    staleEvents = metrics.staleEvents
     peakMemoryMiB = Self.peakMemoryMiB()
     chunksPlayed = metrics.chunkReports.count
     self.videoFrames = videoFrames
@@ -207,7 +282,9 @@ public struct SessionReport: Codable, Sendable {
       pops / desyncs       \(pops) / \(desyncs)
       skipped / late       \(skippedOverlays) skipped, \(lateFrames) late mouths
       late ticks           \(lateTicks); longest render stall \(ms(longestRenderStallMilliseconds))
-      lip-sync error       p50 \(ms(lipSync.p50Milliseconds)), p95 \(ms(lipSync.p95Milliseconds)), max \(ms(lipSync.maxMilliseconds)) over \(lipSync.samples) mouths
+      lip-sync (output)    p50 \(ms(lipSync.p50Milliseconds)), p95 \(ms(lipSync.p95Milliseconds)), max \(ms(lipSync.maxMilliseconds)) over \(lipSync.samples) mouths in the video
+      lip-sync (at draw)   p95 \(ms(lipSyncAtDraw.p95Milliseconds)) over \(lipSyncAtDraw.samples) mouths
+      rejected             \(rejections.isEmpty ? "nothing" : rejections.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")); \(mouthlessFrames) mouthless slots, \(staleEvents) stale events
       peak memory          \(String(format: "%.0f", peakMemoryMiB)) MiB
       chunks played        \(chunksPlayed)
       """

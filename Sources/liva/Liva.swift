@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import LIVA
 import LIVAProtocol
 import LIVAServer
@@ -18,6 +19,24 @@ func defaultCacheRoot() -> URL {
     return URL(fileURLWithPath: path)
   }
   return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/liva")
+}
+
+/// `--log-level`: the SDK's (and the backend's) log on standard error, from this level up.
+struct LogOptions: ParsableArguments {
+  @Option(
+    help: ArgumentHelp(
+      "Log to standard error from this level: trace, debug, info, notice, warning, error, critical.",
+      valueName: "level"))
+  var logLevel: String = "warning"
+
+  func logger(_ label: String) throws -> Logger {
+    guard let level = Logger.Level(rawValue: logLevel) else {
+      throw ValidationError("unknown --log-level \(logLevel)")
+    }
+    var logger = Logger(label: label) { StreamLogHandler.standardError(label: $0) }
+    logger.logLevel = level
+    return logger
+  }
 }
 
 /// Prints a progress line at once (stdout is not always a terminal).
@@ -72,6 +91,8 @@ struct Demo: AsyncParsableCommand {
   @Flag(help: "Send images and audio as binary attachments instead of base64.")
   var binary = false
 
+  @OptionGroup var log: LogOptions
+
   func run() async throws {
     let cacheRoot = defaultCacheRoot()
     progress("liva demo: preparing the sample avatar (\(size)×\(size)) in \(cacheRoot.path)")
@@ -85,7 +106,8 @@ struct Demo: AsyncParsableCommand {
         : "  speech: pre-made utterances (install espeak-ng, lame and python3 to synthesize any text)"
     )
     let backend = ReferenceBackend(
-      pack: pack, synthesizer: synthesizer, configuration: backendConfiguration)
+      pack: pack, synthesizer: synthesizer, configuration: backendConfiguration,
+      logger: try log.logger("liva.backend"))
     let (ports, continuation) = AsyncStream<Int>.makeStream()
     let server = Task { try await backend.run(port: 0) { continuation.yield($0) } }
     defer { server.cancel() }
@@ -103,7 +125,8 @@ struct Demo: AsyncParsableCommand {
     let session = SessionOptions(
       serverURL: "http://127.0.0.1:\(port)", userID: "demo", agentID: "sample", resolution: size,
       cacheRoot: cacheRoot.appendingPathComponent("client-\(size)"),
-      output: URL(fileURLWithPath: output), messages: sentences, greet: true, audioSkew: audioSkew)
+      output: URL(fileURLWithPath: output), messages: sentences, greet: true, audioSkew: audioSkew,
+      logger: try log.logger("liva"))
     try await runSession(session)
   }
 }
@@ -135,6 +158,8 @@ struct Record: AsyncParsableCommand {
   @Option(help: "Canvas size asked of the server, and output size.")
   var size = 512
 
+  @OptionGroup var log: LogOptions
+
   func run() async throws {
     guard !message.isEmpty else { throw ValidationError("give at least one --message") }
     let safeAgent = agent.filter { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
@@ -142,7 +167,7 @@ struct Record: AsyncParsableCommand {
       serverURL: server, userID: user, agentID: agent, instanceID: instance, resolution: size,
       cacheRoot: defaultCacheRoot().appendingPathComponent("record-\(safeAgent)-\(size)"),
       output: URL(fileURLWithPath: output), messages: message, greet: false, audioSkew: 0,
-      videoName: "recording.mp4")
+      videoName: "recording.mp4", logger: try log.logger("liva"))
     try await runSession(session)
   }
 }
@@ -178,6 +203,8 @@ struct Serve: AsyncParsableCommand {
   @Option(help: "Fault: close the connection after this many speech events of a message.")
   var disconnectAfter: Int?
 
+  @OptionGroup var log: LogOptions
+
   func run() async throws {
     let pack = try sampleAvatar(size: size, cacheRoot: defaultCacheRoot())
     var configuration = BackendConfiguration()
@@ -189,7 +216,7 @@ struct Serve: AsyncParsableCommand {
     configuration.faults.disconnectAfterEvents = disconnectAfter
     let backend = ReferenceBackend(
       pack: pack, synthesizer: SpeechSynthesizer(library: try UtteranceLibrary.bundled()),
-      configuration: configuration)
+      configuration: configuration, logger: try log.logger("liva.backend"))
     try await backend.run(host: host, port: port) { bound in
       progress(
         "liva serve: the sample avatar (agent_id any) on http://\(host):\(bound) — Ctrl-C to stop")

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import LIVA
 import LIVAEngine
 import LIVAMedia
@@ -18,6 +19,8 @@ struct SessionOptions {
   var audioSkew: Double
   /// The video's file name inside `output`.
   var videoName = "demo.mp4"
+  /// Where the SDK logs (`--log-level`).
+  var logger = Logger(label: "liva", factory: { _ in SwiftLogNoOpLogHandler() })
 }
 
 /// A display link that runs another one and, after each tick's handler, an extra step (the
@@ -63,6 +66,7 @@ func configuration(_ options: SessionOptions) -> LIVAConfiguration {
     cacheRoot: options.cacheRoot)
   configuration.instanceID = options.instanceID
   configuration.resolution = options.resolution
+  configuration.logger = options.logger
   return configuration
 }
 
@@ -138,7 +142,10 @@ func runSession(_ options: SessionOptions) async throws {
   let metrics = client.metrics
   try writeMedia(options: options, recorder: recorder, audio: audio)
   let report = SessionReport(
-    metrics: metrics, warmCache: warmNow, timeline: recorder.timeline, videoFrames: videoFrames)
+    metrics: metrics, warmCache: warmNow, timeline: recorder.timeline, videoFrames: videoFrames,
+    outputLipSync: OutputLipSync.measure(
+      mouths: recorder.videoMouths, segments: audio.segments, origin: recorder.origin ?? 0,
+      videoRate: recorder.videoRate))
   let encoder = JSONEncoder()
   encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
   try encoder.encode(report).write(to: options.output.appendingPathComponent("report.json"))
