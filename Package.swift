@@ -110,7 +110,9 @@ package.targets += [
     swiftSettings: strict),
   .testTarget(
     name: "LIVATests",
-    dependencies: ["LIVA", "LIVAEngine", "LIVAMedia", "LIVAProtocol", "LIVAServer", "LIVATestSupport"],
+    dependencies: [
+      "LIVA", "LIVAEngine", "LIVAMedia", "LIVAProtocol", "LIVAServer", "LIVATestSupport",
+    ],
     swiftSettings: strict),
 ]
 

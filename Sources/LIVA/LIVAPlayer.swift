@@ -353,7 +353,8 @@ public final class LIVAPlayer: Sendable {
           for key in keys { state.engine.imageFailed(key) }
         }
       case .imagesSent(let chunk, let message, let total):
-        ingest.withLock { $0 }?.chunkImagesSent(chunk: chunk, message: message.rawValue, total: total)
+        ingest.withLock { $0 }?.chunkImagesSent(
+          chunk: chunk, message: message.rawValue, total: total)
       case .audioEnded:
         state.withLock { $0.engine.audioEnded() }
       case .stale(let event, let chunk):

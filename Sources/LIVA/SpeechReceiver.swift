@@ -93,7 +93,9 @@ public struct SpeechReceiver: Sendable {
     case .frameImage(let frame):
       return images([frame], chunk: frame.chunkIndex ?? 0, batchIndex: nil)
     case .chunkImagesReady(let chunk, let total):
-      guard let id = attribute(chunk: chunk) else { return [.stale(event: "chunk_images_ready", chunk: chunk)] }
+      guard let id = attribute(chunk: chunk) else {
+        return [.stale(event: "chunk_images_ready", chunk: chunk)]
+      }
       return [.imagesSent(chunk: chunk, message: id, total: total)]
     case .audioEnd:
       guard let current = open, lastEventMessage == current.id, !current.ended else {
@@ -193,7 +195,8 @@ public struct SpeechReceiver: Sendable {
         entry.frames = planned
         actions.append(enqueueAction(chunk: chunk.chunkIndex, entry))
       } else {
-        pending[chunk.chunkIndex] = Pending(message: id, audio: chunk.audio, frames: nil, since: now)
+        pending[chunk.chunkIndex] = Pending(
+          message: id, audio: chunk.audio, frames: nil, since: now)
       }
       return actions
     }
@@ -231,8 +234,7 @@ public struct SpeechReceiver: Sendable {
     return []
   }
 
-  private mutating func images(_ frames: [OverlayFrame], chunk: Int, batchIndex: Int?) -> [Action]
-  {
+  private mutating func images(_ frames: [OverlayFrame], chunk: Int, batchIndex: Int?) -> [Action] {
     let id: MessageID
     if chunk == 0 {
       let reopens: Bool
@@ -285,7 +287,8 @@ public struct SpeechReceiver: Sendable {
       let slots = Int((timing.duration * speakingFPS).rounded())
       frames = Array(repeating: .continuation(animation: .idleForward), count: max(0, slots))
     }
-    return .enqueue(ChunkPlan(index: chunk, frames: frames, message: entry.message), audio: entry.audio)
+    return .enqueue(
+      ChunkPlan(index: chunk, frames: frames, message: entry.message), audio: entry.audio)
   }
 
   // MARK: - Plans

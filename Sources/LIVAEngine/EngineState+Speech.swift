@@ -80,7 +80,8 @@ extension State {
       var mouthless = frame
       mouthless.layers = []
       show(
-        next.animation, next.index, overlay: ShownOverlay(chunk: id, index: target, frame: mouthless))
+        next.animation, next.index,
+        overlay: ShownOverlay(chunk: id, index: target, frame: mouthless))
       return
     }
     guard let index = resolvedIndex(of: frame) else {
@@ -125,7 +126,9 @@ extension State {
   /// ping-pong); nil when neither exists.
   func continuationCursor() -> Cursor? {
     guard let cursor, let count = graph.frameCount(of: cursor.animation) else { return nil }
-    if cursor.index + 1 < count { return Cursor(animation: cursor.animation, index: cursor.index + 1) }
+    if cursor.index + 1 < count {
+      return Cursor(animation: cursor.animation, index: cursor.index + 1)
+    }
     guard let next = graph.next(after: cursor.animation, toward: cursor.animation.to.pose) else {
       return nil
     }

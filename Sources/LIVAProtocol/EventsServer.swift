@@ -435,7 +435,7 @@ extension EventReader {
         let path = "animationFramesChunk[\(offset)]"
         do {
           chunk.animations.append(try chunkAnimation(object(element, at: path), at: path))
-        } catch where error.code == .tooLarge {
+        } catch  where error.code == .tooLarge {
           throw error
         } catch {
           // Not an object: its frames (however many) cannot be placed.
@@ -475,17 +475,21 @@ extension EventReader {
     animation.mode = informationalString(members["mode"], "mode", in: path)
     let sectionsPath = Self.join(path, "sections")
     guard
-      let sections = lenient(members["sections"], { (value) throws(LIVAProtocolError) in
-        try array(value, at: sectionsPath)
-      })
+      let sections = lenient(
+        members["sections"],
+        { (value) throws(LIVAProtocolError) in
+          try array(value, at: sectionsPath)
+        })
     else { return animation }
     animation.sections.reserveCapacity(sections.count)
     for (sectionOffset, section) in sections.enumerated() {
       let sectionPath = "\(sectionsPath)[\(sectionOffset)]"
       guard
-        let frames = lenient(section, { (value) throws(LIVAProtocolError) in
-          try array(value, at: sectionPath)
-        })
+        let frames = lenient(
+          section,
+          { (value) throws(LIVAProtocolError) in
+            try array(value, at: sectionPath)
+          })
       else {
         animation.sections.append([])
         continue
@@ -513,13 +517,14 @@ extension EventReader {
           try frame(
             object(frameValue, at: framePath), in: framePath, sectionAnimation: sectionAnimation,
             zoneTopLeft: zoneTopLeft, sectionIndex: sectionIndex, withImage: false))
-      } catch where error.code == .tooLarge && error.fieldPath == framePath {
+      } catch  where error.code == .tooLarge && error.fieldPath == framePath {
         throw error  // over the frame limit: the event is hostile
       } catch {
         note(error, costing: .frame)
         decoded.append(
           .rejected(
-            error, animationName: decoded.last?.animationName ?? sectionAnimation
+            error,
+            animationName: decoded.last?.animationName ?? sectionAnimation
               ?? .talkingFallback, sectionIndex: sectionIndex))
       }
     }
@@ -541,7 +546,7 @@ extension EventReader {
           sectionIndex: nil, withImage: true)
         if frame.chunkIndex == nil { frame.chunkIndex = chunkIndex }
         frames.append(frame)
-      } catch where error.code == .tooLarge && error.fieldPath == path {
+      } catch  where error.code == .tooLarge && error.fieldPath == path {
         throw error
       } catch {
         // No key to file the image under: only this image is lost.
@@ -574,9 +579,11 @@ extension EventReader {
     for (sectionOffset, sectionValue) in sections.enumerated() {
       let path = "sections[\(sectionOffset)]"
       guard
-        let members = lenient(sectionValue, { (value) throws(LIVAProtocolError) in
-          try object(value, at: path)
-        })
+        let members = lenient(
+          sectionValue,
+          { (value) throws(LIVAProtocolError) in
+            try object(value, at: path)
+          })
       else { continue }
       let name = lenient(members["animation_name"]) { (value) throws(LIVAProtocolError) in
         try animationName(value, at: Self.join(path, "animation_name"))
@@ -590,7 +597,8 @@ extension EventReader {
         framesValue, at: framesPath, sectionAnimation: name, zoneTopLeft: nil,
         sectionIndex: sectionOffset)
       metadata.sections.append(
-        .init(animationName: name ?? frames.first?.animationName ?? .talkingFallback, frames: frames)
+        .init(
+          animationName: name ?? frames.first?.animationName ?? .talkingFallback, frames: frames)
       )
     }
     return metadata

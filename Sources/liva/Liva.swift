@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
-import Logging
 import LIVA
 import LIVAProtocol
 import LIVAServer
+import Logging
 
 @main
 struct Liva: AsyncParsableCommand {

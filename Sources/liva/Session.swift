@@ -1,9 +1,9 @@
 import Foundation
-import Logging
 import LIVA
 import LIVAEngine
 import LIVAMedia
 import LIVAProtocol
+import Logging
 
 /// What one recorded session connects to and says.
 struct SessionOptions {

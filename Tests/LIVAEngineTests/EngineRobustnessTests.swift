@@ -122,27 +122,36 @@ struct EngineRobustnessTests {
     #expect(actions.contains { if case .evictImages = $0 { true } else { false } })
     // Chunk 1 of the new message is accepted (it is not "over", nor part of the old one).
     let next = driver.engine.enqueue(ChunkPlan(index: 1, frames: talkingWalk(count: 10, tag: "b")))
-    #expect(next.contains { if case .chunkQueued(let id) = $0 { id.message == MessageID(1) } else { false } })
+    #expect(
+      next.contains {
+        if case .chunkQueued(let id) = $0 { id.message == MessageID(1) } else { false }
+      })
   }
 
   @Test("owner-numbered messages: a newer one interrupts whatever its index; an older one is stale")
   func ownerNumbered() {
     var driver = Driver()
     driver.tick(at: 0)
-    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 30, tag: "a"), message: MessageID(4)))
+    driver.enqueue(
+      ChunkPlan(index: 0, frames: talkingWalk(count: 30, tag: "a"), message: MessageID(4)))
     driver.run(until: 0.5)
     // A late chunk of an older message (interrupted earlier) is rejected.
     let stale = driver.engine.enqueue(
       ChunkPlan(index: 3, frames: talkingWalk(count: 10, tag: "x"), message: MessageID(2)))
-    #expect(stale.contains { if case .warning(let w) = $0 { w.code == .chunkRejected } else { false } })
+    #expect(
+      stale.contains { if case .warning(let w) = $0 { w.code == .chunkRejected } else { false } })
     #expect(driver.engine.currentMessage == MessageID(4))
     // Chunk 1 of message 4 joins it; chunk 0 of message 5 interrupts it.
     let joined = driver.engine.enqueue(
       ChunkPlan(index: 1, frames: talkingWalk(count: 10, tag: "a1"), message: MessageID(4)))
-    #expect(joined.contains { if case .chunkQueued(let id) = $0 { id.message == MessageID(4) } else { false } })
+    #expect(
+      joined.contains {
+        if case .chunkQueued(let id) = $0 { id.message == MessageID(4) } else { false }
+      })
     let newer = driver.engine.enqueue(
       ChunkPlan(index: 0, frames: talkingWalk(count: 10, tag: "b"), message: MessageID(5)))
-    #expect(newer.contains { if case .evictImages(let m, _) = $0 { m == MessageID(4) } else { false } })
+    #expect(
+      newer.contains { if case .evictImages(let m, _) = $0 { m == MessageID(4) } else { false } })
     #expect(driver.engine.currentMessage == MessageID(5))
   }
 

@@ -50,9 +50,10 @@ struct TolerantDecodingTests {
       return
     }
     let frames = chunk.animations[0].sections[0]
-    #expect(frames.map(\.overlayId) == [
-      "talking_1_s_talking_1_e/7/J1_X2_M0.webp", "talking_1_s_talking_1_e/8/J1_X2_M0.webp",
-    ])
+    #expect(
+      frames.map(\.overlayId) == [
+        "talking_1_s_talking_1_e/7/J1_X2_M0.webp", "talking_1_s_talking_1_e/8/J1_X2_M0.webp",
+      ])
     #expect(frames[0].spriteIndexFolder == 0)
   }
 
@@ -106,7 +107,8 @@ struct TolerantDecodingTests {
     #expect(codes == [.outOfRange, .missingField, .missingField], "\(issues)")
   }
 
-  @Test("a batch: a bad image keeps its frame (so the player knows), a frame without a key is dropped")
+  @Test(
+    "a batch: a bad image keeps its frame (so the player knows), a frame without a key is dropped")
   func badFramesInBatch() throws {
     let good = productionFrame(1).withImage(.string(webp.base64EncodedString()))
     let corrupt = productionFrame(2).withImage(.string("not base64 ***"))

@@ -1,9 +1,10 @@
 import Foundation
 
+// @unchecked: `output` and `partial` are guarded by `lock`.
 /// A Python script of `scripts/interop/` run from the project's virtualenv
 /// (scripts/setup-python.sh), its output collected line by line. When the venv is missing the
 /// start throws with a message saying so: tests against the real peer are never skipped.
-public final class PythonProcess: @unchecked Sendable {  // @unchecked: `output` is guarded by `lock`.
+public final class PythonProcess: @unchecked Sendable {
   /// The repository's root.
   public static let repositoryRoot = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -27,7 +28,8 @@ public final class PythonProcess: @unchecked Sendable {  // @unchecked: `output`
     let path = Self.repositoryRoot.appendingPathComponent("scripts/interop/\(script)")
     guard FileManager.default.isExecutableFile(atPath: python.path) else {
       throw Failure(
-        description: "python-socketio is not installed: run scripts/setup-python.sh (no \(python.path))")
+        description:
+          "python-socketio is not installed: run scripts/setup-python.sh (no \(python.path))")
     }
     process.executableURL = python
     process.arguments = ["-u", path.path] + arguments

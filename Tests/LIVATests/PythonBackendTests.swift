@@ -35,7 +35,9 @@ struct PythonBackendTests {
 
     /// Frames per chunk of message `n` (1-based), from the backend's `PLAN` line.
     func plan(_ message: Int) async -> [Int] {
-      guard let line = await backend.waitForLine(startingWith: "PLAN \(message) ") else { return [] }
+      guard let line = await backend.waitForLine(startingWith: "PLAN \(message) ") else {
+        return []
+      }
       return line.split(separator: " ").last.map { $0.split(separator: ",").compactMap { Int($0) } }
         ?? []
     }
@@ -103,8 +105,10 @@ struct PythonBackendTests {
 
   @Test(
     "production's types: every mouth drawn on its base frame, every chunk's audio started, back to idle",
-    arguments: [("normal", "base64"), ("normal", "binary"), ("reorder", "base64"),
-      ("reorder", "binary"), ("floats", "base64")])
+    arguments: [
+      ("normal", "base64"), ("normal", "binary"), ("reorder", "base64"),
+      ("reorder", "binary"), ("floats", "base64"),
+    ])
   func fullMessage(scenario: String, mode: String) async throws {
     var rig = try await makeRig(scenario: scenario, mode: mode)
     try await say("hello", in: rig, ends: 1)
@@ -153,7 +157,9 @@ struct PythonBackendTests {
     await rig.stop()
   }
 
-  @Test("the older per-image path (metadata, one image per event, audio-only receive_audio) plays with sound", arguments: modes)
+  @Test(
+    "the older per-image path (metadata, one image per event, audio-only receive_audio) plays with sound",
+    arguments: modes)
   func legacy(mode: String) async throws {
     var rig = try await makeRig(scenario: "legacy", mode: mode)
     try await say("hello", in: rig, ends: 1)
@@ -191,9 +197,11 @@ struct PythonBackendTests {
       #expect(report.drawn == report.frames, "\(report)")
     }
     #expect(metrics.engine.mouthlessFrames == 0)
-    #expect(second.audio.segments.filter { $0.chunk.message == MessageID(1) }.map(\.chunk.index)
-      == Array(plan.indices))
-    #expect(!second.frames.all.contains { $0.time > cut && $0.content.chunk?.message == MessageID(0) })
+    #expect(
+      second.audio.segments.filter { $0.chunk.message == MessageID(1) }.map(\.chunk.index)
+        == Array(plan.indices))
+    #expect(
+      !second.frames.all.contains { $0.time > cut && $0.content.chunk?.message == MessageID(0) })
     let started = try #require(
       second.frames.all.first { $0.content.chunk?.message == MessageID(1) }?.time)
     // Issue #9 asks for no later than from idle (here 0.4 s); the walk without a pop
@@ -205,9 +213,11 @@ struct PythonBackendTests {
     await second.stop()
   }
 
-  @Test("a message cut by a dropped connection returns to idle once its audio ran out; no frozen mouth")
+  @Test(
+    "a message cut by a dropped connection returns to idle once its audio ran out; no frozen mouth")
   func cut() async throws {
-    var rig = try await makeRig(scenario: "cut", extra: ["--cut-how", "transport", "--scenario-limit", "1"])
+    var rig = try await makeRig(
+      scenario: "cut", extra: ["--cut-how", "transport", "--scenario-limit", "1"])
     try await rig.client.sendMessage("hello")
     #expect(
       await eventually {
