@@ -56,6 +56,9 @@ public final class PythonProcess: @unchecked Sendable {
   /// Whether the process has exited.
   public var hasExited: Bool { !process.isRunning }
 
+  /// The exit status (valid once exited).
+  public var exitStatus: Int32 { process.terminationStatus }
+
   /// Waits (polling every 10 ms, at most `seconds`) for a line starting with `prefix`; returns
   /// the rest of it, or nil when the process exited or the time ran out.
   public func waitForLine(startingWith prefix: String, seconds: Double = 30) async -> String? {

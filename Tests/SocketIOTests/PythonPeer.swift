@@ -1,56 +1,33 @@
 import Foundation
 import LIVAProtocol
+import LIVATestSupport
 import SocketIO
 import Testing
 
 /// The python-socketio peer (scripts/interop/socketio_peer.py) run from the project's
-/// virtualenv (scripts/setup-python.sh). When the venv or the peer is missing, the tests fail
-/// with a message saying so: interoperability is never skipped.
-final class PythonPeer: @unchecked Sendable {  // @unchecked: `output` is guarded by `lock`.
-  static let repositoryRoot = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
-  private let process = Process()
-  private let lock = NSLock()
-  private var output: [String] = []
-  private var partial = Data()
+/// virtualenv (scripts/setup-python.sh), through LIVATestSupport's ``PythonProcess``. When the
+/// venv or the peer is missing, the tests fail with a message saying so: interoperability is
+/// never skipped.
+final class PythonPeer: Sendable {
+  private let process: PythonProcess
 
   /// Starts the peer with `arguments` (after the script path).
   init(_ arguments: [String]) throws {
-    let python = Self.repositoryRoot.appendingPathComponent(".venv/bin/python")
-    let script = Self.repositoryRoot.appendingPathComponent("scripts/interop/socketio_peer.py")
-    guard FileManager.default.isExecutableFile(atPath: python.path) else {
-      throw SocketIOError(
-        .connectionFailed,
-        "python-socketio is not installed: run scripts/setup-python.sh (no \(python.path))")
+    do {
+      process = try PythonProcess(script: "socketio_peer.py", arguments)
+    } catch let failure as PythonProcess.Failure {
+      throw SocketIOError(.connectionFailed, failure.description)
     }
-    process.executableURL = python
-    process.arguments = ["-u", script.path] + arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-      let data = handle.availableData
-      guard let self, !data.isEmpty else { return }
-      self.lock.withLock {
-        self.partial.append(data)
-        while let newline = self.partial.firstIndex(of: 0x0A) {
-          self.output.append(String(decoding: self.partial[..<newline], as: UTF8.self))
-          self.partial.removeSubrange(...newline)
-        }
-      }
-    }
-    try process.run()
   }
 
   /// The lines printed so far.
-  var lines: [String] { lock.withLock { output } }
+  var lines: [String] { process.lines }
 
   /// Whether the process has exited.
-  var hasExited: Bool { !process.isRunning }
+  var hasExited: Bool { process.hasExited }
 
   /// The exit status (valid once exited).
-  var exitStatus: Int32 { process.terminationStatus }
+  var exitStatus: Int32 { process.exitStatus }
 
   /// Starts the python-socketio server and returns it with its port.
   static func startServer(pingInterval: Double = 25, pingTimeout: Double = 20) async throws
@@ -73,9 +50,7 @@ final class PythonPeer: @unchecked Sendable {  // @unchecked: `output` is guarde
   }
 
   /// Stops the process (SIGKILL: it holds no state worth a graceful exit). Does not block.
-  func stop() {
-    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-  }
+  func stop() { process.stop() }
 }
 
 extension WireValue {
