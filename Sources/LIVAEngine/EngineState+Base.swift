@@ -34,17 +34,29 @@ extension State {
       cutToIdle(configuration)
       return
     }
-    if cursor.index + 1 < count {
+    if cursor.reversed {
+      if cursor.index > 0 {
+        show(cursor.animation, cursor.index - 1, reversed: true)
+      } else {
+        animationEnded(configuration)
+      }
+    } else if cursor.index + 1 < count {
       show(cursor.animation, cursor.index + 1)
     } else {
       animationEnded(configuration)
     }
   }
 
+  /// Shows the first frame of a walk's leg: frame 0 forwards, the last frame backwards.
+  private mutating func start(_ leg: Leg) {
+    let last = max(0, (graph.frameCount(of: leg.animation) ?? 1) - 1)
+    show(leg.animation, leg.reversed ? last : 0, reversed: leg.reversed)
+  }
+
   /// The animation on screen has shown its last frame.
   private mutating func animationEnded(_ configuration: EngineConfiguration) {
     if !baseQueue.isEmpty {
-      show(baseQueue.removeFirst(), 0)
+      start(baseQueue.removeFirst())
       return
     }
     switch mode {
@@ -73,14 +85,82 @@ extension State {
     }
   }
 
-  /// Whether `entry` may be drawn next without a pop.
+  /// Whether `entry` may be drawn next without a pop: the frame before it (walking forwards)
+  /// or after it (walking backwards) of its animation, or the end of a leg at its start pose.
   func isJustBefore(_ entry: Cursor) -> Bool {
     guard let cursor else { return true }
-    if entry.index == 0 {
-      guard let count = graph.frameCount(of: cursor.animation) else { return false }
-      return cursor.index == count - 1 && cursor.animation.to == entry.animation.from
+    if cursor.animation == entry.animation
+      && cursor.index == (cursor.reversed ? entry.index + 1 : entry.index - 1)
+    {
+      return true
     }
-    return cursor.animation == entry.animation && cursor.index == entry.index - 1
+    guard entry.index == 0, let count = graph.frameCount(of: cursor.animation) else {
+      return false
+    }
+    return cursor.reversed
+      ? cursor.index == 0 && cursor.animation.from == entry.animation.from
+      : cursor.index == count - 1 && cursor.animation.to == entry.animation.from
+  }
+
+  /// The cheapest walk, in frames, from the frame on screen to just before frame 0 of `entry`:
+  /// on forwards to the end of the animation on screen, or back to its start, then animations
+  /// played forwards or backwards between key poses. Nil when there is none.
+  func cheapestWalk(from cursor: Cursor, to entry: AnimationName) -> (frames: Int, legs: [Leg])? {
+    guard let count = graph.frameCount(of: cursor.animation) else { return nil }
+    let ahead = (
+      pose: cursor.reversed ? cursor.animation.from : cursor.animation.to,
+      frames: cursor.reversed ? cursor.index : count - 1 - cursor.index
+    )
+    let behind = (
+      pose: cursor.reversed ? cursor.animation.to : cursor.animation.from,
+      frames: cursor.reversed ? count - 1 - cursor.index : cursor.index
+    )
+    var best: (frames: Int, legs: [Leg])?
+    for (turn, start) in [(false, ahead), (true, behind)] {
+      guard var walk = walk(from: start.pose, to: entry.from) else { continue }
+      walk.frames += start.frames
+      var legs = walk.legs
+      if turn {
+        // Turning round: the rest of the animation on screen, the other way.
+        legs.insert(Leg(animation: cursor.animation, reversed: !cursor.reversed), at: 0)
+      }
+      if let last = legs.last, last.animation == entry, last.reversed {
+        walk.frames -= 1  // back through the entry's own animation: stop one frame before it
+      }
+      if best.map({ walk.frames < $0.frames }) ?? true { best = (walk.frames, legs) }
+    }
+    return best
+  }
+
+  /// Dijkstra over key poses; every available animation is an edge forwards, and a transition
+  /// between two poses (`idle_1_e_talking_1_s`) also backwards, from its end pose to its start
+  /// pose; an edge costs its frame count. Gestures and loops within one pose (`hi_1_s_hi_1_e`)
+  /// are never played backwards as part of a walk.
+  private func walk(from start: KeyPose, to target: KeyPose) -> (frames: Int, legs: [Leg])? {
+    var best: [KeyPose: (frames: Int, legs: [Leg])] = [start: (0, [])]
+    var done: Set<KeyPose> = []
+    while let (pose, current) = best.filter({ !done.contains($0.key) }).min(by: {
+      ($0.value.frames, $0.value.legs.count, $0.key) < (
+        $1.value.frames, $1.value.legs.count, $1.key
+      )
+    }) {
+      if pose == target { return current }
+      done.insert(pose)
+      for animation in graph.animations {
+        for reversed in [false, true] where !reversed || animation.from.pose != animation.to.pose {
+          let (from, to) =
+            reversed ? (animation.to, animation.from) : (animation.from, animation.to)
+          guard from == pose, !done.contains(to), let count = graph.frameCount(of: animation)
+          else { continue }
+          let candidate = (
+            frames: current.frames + count,
+            legs: current.legs + [Leg(animation: animation, reversed: reversed)]
+          )
+          if best[to].map({ candidate.frames < $0.frames }) ?? true { best[to] = candidate }
+        }
+      }
+    }
+    return nil
   }
 
   /// Plans the way from the picture to `entry`: finish the current animation, then the
@@ -97,7 +177,7 @@ extension State {
       return
     }
     var frames = 0
-    var path: [AnimationName] = []
+    var path: [Leg] = []
     if entry.index > 0 {
       guard cursor.animation == entry.animation, cursor.index < entry.index - 1 else {
         warn(
@@ -108,12 +188,11 @@ extension State {
         return
       }
       frames = entry.index - 1 - cursor.index
-    } else if let found = graph.path(from: cursor.animation.to, to: entry.animation.from) {
-      let remaining = max(0, (graph.frameCount(of: cursor.animation) ?? 0) - 1 - cursor.index)
-      frames = remaining + found.reduce(0) { $0 + (graph.frameCount(of: $1) ?? 0) }
-      path = found
+    } else if let found = cheapestWalk(from: cursor, to: entry.animation) {
+      frames = found.frames
+      path = found.legs
     } else {
-      warn(.cut, "no path from \(cursor.animation.to) to \(entry.animation.from)")
+      warn(.cut, "no path from \(cursor.animation)#\(cursor.index) to \(entry.animation.from)")
       arrive(configuration)
       return
     }
@@ -123,6 +202,11 @@ extension State {
       )
       arrive(configuration)
       return
+    }
+    if let turn = path.first, turn.animation == cursor.animation, turn.reversed != cursor.reversed {
+      // The walk starts by turning round in the animation on screen.
+      path.removeFirst()
+      self.cursor?.reversed = turn.reversed
     }
     baseQueue = path
     setMode(.transition)
@@ -163,7 +247,7 @@ extension State {
       idleNext(configuration)
       return
     }
-    baseQueue = Array(path.dropFirst())
+    baseQueue = path.dropFirst().map { Leg(animation: $0) }
     setMode(.returning)
     show(first, 0)
   }

@@ -8,6 +8,17 @@ struct State: Sendable {
   struct Cursor: Hashable, Sendable {
     var animation: AnimationName
     var index: Int
+    /// Played backwards (toward frame 0, from its end pose back to its start pose).
+    var reversed = false
+  }
+
+  /// One animation of a planned walk, played forwards or backwards. Playing an animation
+  /// backwards is as continuous as playing it forwards (neighbouring frames), and it is the
+  /// short way back from early in an animation: 0.3 s into speech, the way to idle is back
+  /// through the transition just played, not forward through the talking loop and the return.
+  struct Leg: Hashable, Sendable {
+    var animation: AnimationName
+    var reversed = false
   }
 
   struct QueuedChunk: Sendable {
@@ -66,7 +77,7 @@ struct State: Sendable {
   var mode: EngineMode = .waiting
   var target: Target?
   var cursor: Cursor?
-  var baseQueue: [AnimationName] = []
+  var baseQueue: [Leg] = []
   var modeSince = 0.0
 
   // Picture
@@ -144,7 +155,9 @@ struct State: Sendable {
 
   /// Puts a base frame (and maybe an overlay frame) in the picture. A frame put there and
   /// replaced before it was drawn is counted as passed over.
-  mutating func show(_ animation: AnimationName, _ index: Int, overlay: ShownOverlay? = nil) {
+  mutating func show(
+    _ animation: AnimationName, _ index: Int, overlay: ShownOverlay? = nil, reversed: Bool = false
+  ) {
     if needsDraw {
       skippedSinceDraw = true
       if shown != nil {
@@ -154,7 +167,7 @@ struct State: Sendable {
         metrics.skippedBaseFrames += 1
       }
     }
-    cursor = Cursor(animation: animation, index: index)
+    cursor = Cursor(animation: animation, index: index, reversed: reversed)
     shown = overlay
     needsDraw = true
     hold = nil
@@ -178,16 +191,24 @@ struct State: Sendable {
     return slots
   }
 
+  /// Whether `next` continues `previous` on screen: the same or a neighbouring frame of the
+  /// same animation (forwards or backwards), or one key pose shared by both (the end or start
+  /// frame of one animation, then the start or end frame of another at that pose).
   func isContinuous(from previous: DrawnFrame, to next: Cursor) -> Bool {
-    if previous.animation == next.animation
-      && (next.index == previous.index || next.index == previous.index + 1)
-    {
+    if previous.animation == next.animation && abs(next.index - previous.index) <= 1 {
       return true
     }
-    guard next.index == 0, let count = graph.frameCount(of: previous.animation) else {
-      return false
-    }
-    return previous.index == count - 1 && next.animation.from == previous.animation.to
+    guard let pose = keyPose(previous.animation, previous.index),
+      let nextPose = keyPose(next.animation, next.index)
+    else { return false }
+    return pose == nextPose
+  }
+
+  /// The key pose frame `index` of `animation` shows, when it is its first or last frame.
+  func keyPose(_ animation: AnimationName, _ index: Int) -> KeyPose? {
+    if index == 0 { return animation.from }
+    if let count = graph.frameCount(of: animation), index == count - 1 { return animation.to }
+    return nil
   }
 
   mutating func drawIfNeeded(_ configuration: EngineConfiguration) -> FramePlan {

@@ -169,4 +169,44 @@ struct EngineRobustnessTests {
     #expect(driver.draws.filter { $0.frame.chunk != nil }.count == 26)
     #expect(driver.engine.metrics.mouthlessFrames == 20)
   }
+
+  @Test(
+    "a message 0.3 s into another starts no later than from idle: back through the transition, no pop",
+    arguments: [0.1, 0.3, 0.6])
+  func interruptWalksBack(after: Double) {
+    // From idle: the time from the plan's arrival to its first mouth, the longest over the
+    // phases of the idle loop it can arrive in.
+    let fromIdle = stride(from: 0.5, through: 1.7, by: 0.1).map { arrival -> Double in
+      var idle = Driver()
+      idle.tick(at: 0)
+      idle.run(until: arrival)
+      let arrived = idle.now
+      idle.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 30, tag: "a")))
+      idle.run(until: arrival + 3)
+      return idle.draws.first { $0.frame.chunk != nil }!.time - arrived
+    }.max()!
+
+    var driver = Driver()
+    driver.tick(at: 0)
+    driver.run(until: 0.5)
+    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 60, tag: "a")))
+    driver.run(until: 1.5)
+    let first = driver.draws.first { $0.frame.chunk != nil }!.time
+    driver.run(until: first + after)
+    let cut = driver.now
+    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 30, tag: "b")))
+    driver.engine.audioEnded()
+    driver.runUntilIdle()
+    let started = driver.draws.first { $0.frame.overlays.first?.key.hasPrefix("b/") == true }!.time
+    #expect(
+      started - cut <= fromIdle + 1e-9, "from idle \(fromIdle) s, interrupting \(started - cut) s")
+    #expect(driver.engine.metrics.pops == 0)
+    #expect(driver.engine.metrics.desyncs == 0)
+    // The walk went back: some frame came right after its successor.
+    let frames = driver.draws.map(\.frame)
+    #expect(
+      zip(frames, frames.dropFirst()).contains {
+        $0.animation == $1.animation && $1.index == $0.index - 1
+      })
+  }
 }
