@@ -111,7 +111,7 @@ package.targets += [
   .testTarget(
     name: "LIVATests",
     dependencies: [
-      "LIVA", "LIVAEngine", "LIVAMedia", "LIVAProtocol", "LIVAServer", "LIVATestSupport",
+      "LIVA", "LIVAEngine", "LIVAMedia", "LIVAProtocol", "LIVAServer", "LIVATestSupport", "SocketIO",
     ],
     swiftSettings: strict),
 ]

@@ -21,6 +21,9 @@ public struct BackendFaults: Hashable, Sendable {
   /// Close the client's transport after this many speech events of a message (in the middle of
   /// a chunk); the rest of the message is not sent.
   public var disconnectAfterEvents: Int?
+  /// Close the client's transport once, in the middle of its first base-animation download,
+  /// after this many frames of it (a reconnect during a download).
+  public var disconnectDuringDownloadAfterFrames: Int?
   /// The seed of the jitter.
   public var seed: UInt64 = 1
 
@@ -62,6 +65,7 @@ public final class ReferenceBackend: Sendable {
   private let synthesizer: SpeechSynthesizer
   private let streams = NIOLockedValueBox<[String: Task<Void, Never>]>([:])
   private let messagesReceived = NIOLockedValueBox(0)
+  private let downloadCut = NIOLockedValueBox(false)
   private let logger: Logger
 
   /// Creates a backend for `pack`, speaking with `synthesizer`.
@@ -152,6 +156,16 @@ public final class ReferenceBackend: Sendable {
   ) {
     send(.animationTotalFrames(name, totalFrames: count), to: socket)
     for index in 0..<count {
+      if let limit = configuration.faults.disconnectDuringDownloadAfterFrames, index == limit,
+        !downloadCut.withLockedValue({ cut in
+          defer { cut = true }
+          return cut
+        })
+      {
+        logger.info("fault: closing the transport mid-download", metadata: ["animation": "\(name)"])
+        socket.closeTransport()
+        return
+      }
       do {
         let data = try pack.baseFrameData(name, frame: index)
         send(.receiveBaseFrame(name, frameIndex: index, image: data), to: socket)

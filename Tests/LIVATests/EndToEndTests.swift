@@ -1,9 +1,11 @@
 import Foundation
-import LIVA
 import LIVAEngine
 import LIVAProtocol
 import LIVAServer
+import SocketIO
 import Testing
+
+@testable import LIVA
 
 /// The client against the reference backend over real loopback Socket.IO. The network runs in
 /// real time; the display runs on a virtual clock that only moves once what was sent has
@@ -222,6 +224,43 @@ struct EndToEndTests {
     #expect(rig.player.metrics.engine.desyncs == 0)
     #expect(rig.player.mode == .idle)
     await rig.stop()
+  }
+
+  @Test(
+    "B5: a reconnect in the middle of a base-animation download requests it again and completes")
+  func reconnectDuringDownload() async throws {
+    var faults = BackendFaults()
+    faults.disconnectDuringDownloadAfterFrames = 2
+    let rig = try await makeRig(faults: faults)
+    #expect(rig.client.pendingDownloads == 0)
+    #expect(rig.player.readyAnimations.count == rig.backend.pack.animations.count)
+    await rig.stop()
+  }
+
+  static let connectionCases: [(SocketIOStatus, LIVAState?)] = [
+    (.connecting, .connecting),
+    (.reconnecting(attempt: 3, delay: .seconds(4)), .connecting),
+    (.connected(sid: "x"), .ready),
+    (.disconnected(.transportClose), .connecting),
+    (.disconnected(.pingTimeout), .connecting),
+    (.disconnected(.transportError("reset")), .connecting),
+    (.disconnected(.clientDisconnect), .idle),
+    (
+      .disconnected(.serverDisconnect),
+      .error(LIVAClientError(.connection, "the server closed the connection"))
+    ),
+    (
+      .disconnected(.connectRefused("not authorized")),
+      .error(LIVAClientError(.connection, "the server refused the connection: not authorized"))
+    ),
+    (.idle, nil),
+  ]
+
+  @Test(
+    "B8: connection statuses → states: transient drops read as connecting, only final ones as errors",
+    arguments: connectionCases)
+  func connectionStates(status: SocketIOStatus, expected: LIVAState?) {
+    #expect(LIVAClient.state(after: status, speaking: false, idleAvailable: true) == expected)
   }
 }
 

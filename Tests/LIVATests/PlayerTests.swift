@@ -106,9 +106,11 @@ struct PlayerTests {
     configuration.featherWidth = 0
     let audio = HeadlessAudioOutput(clockSkew: skew)
     let recorder = Recorder()
+    // Decodes run inline: a handled event's images are decoded when `handle` returns.
     let player = LIVAPlayer(
       configuration: configuration, baseFrames: avatar.store, audio: audio,
-      surface: CallbackSurface { recorder.frames.append($0) })
+      surface: CallbackSurface { recorder.frames.append($0) },
+      decodeScheduler: InlineDecodeScheduler())
     let link = VirtualDisplayLink()
     link.start { player.tick(now: $0) }
     return (player, link, audio, recorder)
@@ -119,7 +121,8 @@ struct PlayerTests {
     var index = 0
     while start < frames.count {
       let slice = Array(frames[start..<min(start + chunkSize, frames.count)])
-      player.handle(.frameImagesBatch(FrameImagesBatch(frames: slice, chunkIndex: index)))
+      player.handle(
+        .frameImagesBatch(FrameImagesBatch(frames: slice, chunkIndex: index, batchIndex: 0)))
       player.handle(
         .audioChunk(
           AudioChunk(
@@ -137,12 +140,12 @@ struct PlayerTests {
   @Test(
     "a message plays from idle to idle: every mouth drawn once, on its base frame, lips on the audio",
     arguments: [-0.01, 0, 0.01])
-  func messagePlays(skew: Double) async throws {
+  func messagePlays(skew: Double) throws {
     let (player, link, audio, recorder) = try makePlayer(skew: skew)
     link.tick(at: 0)
     let frames = try wireFrames(count: 60, tag: "a")
     speak(player, frames: frames, chunkSize: 20)
-    #expect(await eventually { frames.allSatisfy { player.overlays.isReady($0.overlayId) } })
+    #expect(frames.allSatisfy { player.overlays.isReady($0.overlayId) })
     link.run(from: 0, to: 6)
     let metrics = player.metrics
     #expect(metrics.engine.pops == 0)
@@ -165,16 +168,16 @@ struct PlayerTests {
   }
 
   @Test("a new message interrupts the old one: its audio stops and its mouths never come back")
-  func interrupts() async throws {
+  func interrupts() throws {
     let (player, link, audio, recorder) = try makePlayer()
     link.tick(at: 0)
     let first = try wireFrames(count: 60, tag: "a")
     speak(player, frames: first, chunkSize: 20)
-    #expect(await eventually { first.allSatisfy { player.overlays.isReady($0.overlayId) } })
+    #expect(first.allSatisfy { player.overlays.isReady($0.overlayId) })
     link.run(from: 0, to: 1.2)
     let second = try wireFrames(count: 20, tag: "b")
     speak(player, frames: second, chunkSize: 20)
-    #expect(await eventually { second.allSatisfy { player.overlays.isReady($0.overlayId) } })
+    #expect(second.allSatisfy { player.overlays.isReady($0.overlayId) })
     link.run(from: 1.2, to: 5)
     #expect(audio.segments.contains { $0.stoppedAt != nil })
     let after = recorder.frames.filter { $0.time > 1.2 }
@@ -182,5 +185,59 @@ struct PlayerTests {
     #expect(after.filter { !$0.content.overlays.isEmpty }.count == 20)
     #expect(!first.contains { player.overlays.isReady($0.overlayId) })
     #expect(player.metrics.engine.interrupts == 1)
+  }
+
+  @Test(
+    "B1: a new message 0.3 s into the first, its batches before its audio: all of its mouths and audio play"
+  )
+  func newMessageBatchesFirst() throws {
+    let (player, link, audio, recorder) = try makePlayer()
+    link.tick(at: 0)
+    let first = try wireFrames(count: 60, tag: "a")
+    speak(player, frames: first, chunkSize: 60)
+    link.run(from: 0, to: 0.3)
+    #expect(player.metrics.engine.overlayFramesDrawn > 0)
+    // The second message: its chunk-0 batch (batch_index 0 again) comes before its audio.
+    let second = try wireFrames(count: 20, tag: "b")
+    speak(player, frames: second, chunkSize: 20)
+    link.run(from: 0.3, to: 5)
+    let after = recorder.frames.filter { $0.time > 0.3 }
+    #expect(
+      after.filter { $0.content.overlays.contains { $0.key.hasSuffix("/b.png") } }.count == 20)
+    #expect(audio.segments.contains { $0.chunk.message == MessageID(1) })
+    #expect(player.metrics.engine.interrupts == 1)
+    #expect(player.metrics.engine.pops == 0 && player.metrics.engine.desyncs == 0)
+  }
+
+  @Test("B3: a corrupt image costs its mouth only; the chunk's audio starts on its first slot")
+  func corruptImage() throws {
+    let (player, link, audio, recorder) = try makePlayer()
+    link.tick(at: 0)
+    var frames = try wireFrames(count: 20, tag: "c")
+    frames[0].image = EncodedImage(data: Data(repeating: 0x42, count: 64))  // not an image
+    speak(player, frames: frames, chunkSize: 20)
+    link.run(from: 0, to: 4)
+    let speech = recorder.frames.filter { $0.content.chunk != nil }
+    #expect(speech.compactMap(\.content.overlayIndex) == Array(0..<20))
+    #expect(speech.first?.content.overlays.isEmpty == true)
+    #expect(audio.segments.first?.start == speech.first?.time)
+    #expect(player.metrics.failedImages == 1)
+    #expect(player.metrics.engine.mouthlessFrames == 1)
+    #expect(player.metrics.engine.holds(.overlayNotReady) == 0)
+  }
+
+  @Test("B2: an audio-only chunk 0 interrupts the old message and its audio plays")
+  func audioOnlyChunkZero() throws {
+    let (player, link, audio, _) = try makePlayer()
+    link.tick(at: 0)
+    speak(player, frames: try wireFrames(count: 60, tag: "a"), chunkSize: 60)
+    link.run(from: 0, to: 1)
+    player.handle(.audioChunk(AudioChunk(audio: silentMP3(seconds: 1), chunkIndex: 0)))
+    player.handle(.audioEnd)
+    link.run(from: 1, to: 5)
+    #expect(audio.segments.contains { $0.chunk == ChunkID(message: MessageID(1), index: 0) })
+    #expect(audio.segments.contains { $0.chunk.message == MessageID(0) && $0.stoppedAt != nil })
+    #expect(player.metrics.engine.pops == 0)
+    #expect(player.mode == .idle)
   }
 }
