@@ -111,7 +111,8 @@ package.targets += [
   .testTarget(
     name: "LIVATests",
     dependencies: [
-      "LIVA", "LIVAEngine", "LIVAMedia", "LIVAProtocol", "LIVAServer", "LIVATestSupport", "SocketIO",
+      "LIVA", "LIVAEngine", "LIVAMedia", "LIVAProtocol", "LIVAServer", "LIVATestSupport",
+      "SocketIO",
     ],
     swiftSettings: strict),
 ]
