@@ -71,6 +71,31 @@ public struct OutgoingEvent: Hashable, Sendable {
     return OutgoingEvent(name: "receive_frame_images_batch", payload: .object(payload))
   }
 
+  /// `animation_chunk_metadata` (older variant) — `{chunk_index, total_frame_images,
+  /// sections: [{animation_name, frames}]}`.
+  public static func animationChunkMetadata(_ metadata: AnimationChunkMetadata) -> OutgoingEvent {
+    OutgoingEvent(
+      name: "animation_chunk_metadata",
+      payload: [
+        "chunk_index": int(metadata.chunkIndex),
+        "total_frame_images": int(metadata.totalFrameImages),
+        "sections": .array(
+          metadata.sections.map { section in
+            [
+              "animation_name": .string(section.animationName.rawValue),
+              "frames": .array(section.frames.map { frame($0) }),
+            ]
+          }),
+      ])
+  }
+
+  /// `receive_frame_image` (older variant) — one frame object with its image and
+  /// `chunk_index` (the frame's own, which must be set).
+  public static func frameImage(_ frame: OverlayFrame, encoding: BinaryEncoding) -> OutgoingEvent {
+    OutgoingEvent(
+      name: "receive_frame_image", payload: self.frame(withImage: frame, encoding: encoding))
+  }
+
   /// `chunk_images_ready` — `{chunk_index, total_images_sent}`.
   public static func chunkImagesReady(chunkIndex: Int, totalImagesSent: Int) -> OutgoingEvent {
     OutgoingEvent(

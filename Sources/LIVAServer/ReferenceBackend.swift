@@ -41,6 +41,9 @@ public struct BackendConfiguration: Sendable {
   public var faults = BackendFaults()
   /// Engine.IO ping interval and timeout of the Socket.IO server.
   public var socket = SocketIOServerConfiguration()
+  /// Send speech in the older per-image variant (`animation_chunk_metadata`, one
+  /// `receive_frame_image` per image, an audio-only `receive_audio`) instead of batches.
+  public var legacyPerImage = false
   /// When the pack has a greeting (`hi_1_s_hi_1_e`), send `play_base_animation` for it once a
   /// client has downloaded its last part (`hi_1_e_idle_1_s`): the avatar waves hello.
   public var greets = true
@@ -241,8 +244,11 @@ public final class ReferenceBackend: Sendable {
     var events: [OutgoingEvent] = []
     for chunk in plan.chunks {
       let stamp = Date().timeIntervalSince1970 * 1000
-      var chunkEvents = chunk.events(encoding: configuration.encoding, emissionTimestamp: stamp)
-      if faults.reorderBatches {
+      var chunkEvents =
+        configuration.legacyPerImage
+        ? chunk.legacyEvents(encoding: configuration.encoding)
+        : chunk.events(encoding: configuration.encoding, emissionTimestamp: stamp)
+      if faults.reorderBatches && !configuration.legacyPerImage {
         let audio = chunkEvents.removeFirst()
         let ready = chunkEvents.removeLast()
         chunkEvents = chunkEvents.reversed() + [audio, ready]

@@ -46,6 +46,27 @@ public struct PlannedChunk: Sendable {
       }
       + [.chunkImagesReady(chunkIndex: audio.chunkIndex, totalImagesSent: totalImages)]
   }
+
+  /// The chunk's events in the older per-image variant: `animation_chunk_metadata` (the
+  /// plan), one `receive_frame_image` per image, then an audio-only `receive_audio` (no
+  /// `animationFramesChunk`), paired by `chunk_index`; no `chunk_images_ready`.
+  public func legacyEvents(encoding: BinaryEncoding) -> [OutgoingEvent] {
+    let sections = audio.animations.flatMap(\.sections).map { frames in
+      AnimationChunkMetadata.Section(
+        animationName: frames.first?.animationName ?? audio.animations[0].animationName,
+        frames: frames)
+    }
+    var audioOnly = audio
+    audioOnly.animations = []
+    audioOnly.firstFrameImage = nil
+    return [
+      .animationChunkMetadata(
+        AnimationChunkMetadata(
+          chunkIndex: audio.chunkIndex, totalFrameImages: totalImages, sections: sections))
+    ]
+      + batches.flatMap(\.frames).map { .frameImage($0, encoding: encoding) }
+      + [.receiveAudio(audioOnly, encoding: encoding)]
+  }
 }
 
 /// The plan of one spoken message: what a backend streams for it.
@@ -247,9 +268,13 @@ public struct SpeechPlanner: Sendable {
         frames: slice, chunkIndex: index, batchIndex: batchIndex, batchStartIndex: start,
         batchSize: slice.count, totalBatches: totalBatches)
     }
-    let audio = AudioChunk(
+    var audio = AudioChunk(
       audio: chunk.audio, chunkIndex: index, masterChunkIndex: masterIndex,
       totalFrameImages: imageFrames.count, timestamp: timestamp, animations: [animation])
+    if index == 0, let first = imageFrames.first, let image = first.image {
+      // `first_frame_image`: the message's first mouth, for an immediate first frame.
+      audio.firstFrameImage = FirstFrameImage(image: image, sheetFilename: first.sheetFilename)
+    }
     return PlannedChunk(audio: audio, batches: batches, frames: frames)
   }
 

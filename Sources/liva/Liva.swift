@@ -203,6 +203,12 @@ struct Serve: AsyncParsableCommand {
   @Option(help: "Fault: close the connection after this many speech events of a message.")
   var disconnectAfter: Int?
 
+  @Flag(
+    help:
+      "Send speech in the older per-image variant: animation_chunk_metadata, receive_frame_image, an audio-only receive_audio."
+  )
+  var legacyImages = false
+
   @OptionGroup var log: LogOptions
 
   func run() async throws {
@@ -214,6 +220,7 @@ struct Serve: AsyncParsableCommand {
     configuration.faults.reorderBatches = reorder
     configuration.faults.dropChunkImagesReady = dropReady
     configuration.faults.disconnectAfterEvents = disconnectAfter
+    configuration.legacyPerImage = legacyImages
     let backend = ReferenceBackend(
       pack: pack, synthesizer: SpeechSynthesizer(library: try UtteranceLibrary.bundled()),
       configuration: configuration, logger: try log.logger("liva.backend"))

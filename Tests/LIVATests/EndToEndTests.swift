@@ -49,9 +49,10 @@ struct EndToEndTests {
 
   func makeRig(
     faults: BackendFaults = .init(), encoding: BinaryEncoding = .base64, skew: Double = 0,
-    greets: Bool = false
+    greets: Bool = false, legacy: Bool = false
   ) async throws -> Rig {
     var configuration = BackendConfiguration()
+    configuration.legacyPerImage = legacy
     configuration.greets = greets
     configuration.encoding = encoding
     configuration.faults = faults
@@ -223,6 +224,23 @@ struct EndToEndTests {
     #expect(rig.player.metrics.engine.overlayFramesDrawn > 0)
     #expect(rig.player.metrics.engine.desyncs == 0)
     #expect(rig.player.mode == .idle)
+    await rig.stop()
+  }
+
+  @Test(
+    "the backend's older per-image variant plays every mouth, with its audio",
+    arguments: [BinaryEncoding.base64, .binary])
+  func legacyPerImage(encoding: BinaryEncoding) async throws {
+    var rig = try await makeRig(encoding: encoding, legacy: true)
+    try await say("Hello there, nice to meet you.", in: rig, expectedEnds: 1)
+    rig.run(for: 8)
+    checkClean(rig)
+    let metrics = rig.player.metrics
+    #expect(metrics.rejections.isEmpty, "\(metrics.rejections)")
+    #expect(metrics.chunkReports.count >= 2)
+    for report in metrics.chunkReports { #expect(report.drawn == report.frames, "\(report)") }
+    #expect(metrics.engine.mouthlessFrames == 0)
+    #expect(rig.audio.segments.count == metrics.chunkReports.count)
     await rig.stop()
   }
 
