@@ -10,12 +10,12 @@ let package = Package(
   name: "LIVA",
   platforms: [.iOS(.v16), .macOS(.v13)],
   products: [
+    .library(name: "JSONWire", targets: ["JSONWire"]),
     .library(name: "LIVAProtocol", targets: ["LIVAProtocol"]),
     .library(name: "LIVAEngine", targets: ["LIVAEngine"]),
     .library(name: "LIVAMedia", targets: ["LIVAMedia"]),
     .library(name: "SocketIO", targets: ["SocketIO"]),
     .library(name: "SocketIOServer", targets: ["SocketIOServer"]),
-    .library(name: "LIVAWire", targets: ["LIVAWire"]),
     .library(name: "LIVA", targets: ["LIVA"]),
     .library(name: "LIVAServer", targets: ["LIVAServer"]),
   ],
@@ -28,7 +28,9 @@ let package = Package(
     .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
   ],
   targets: [
-    .target(name: "LIVAProtocol", swiftSettings: strict),
+    // The one value type of the wire (JSON with binary), shared by SocketIO and LIVAProtocol.
+    .target(name: "JSONWire", swiftSettings: strict),
+    .target(name: "LIVAProtocol", dependencies: ["JSONWire"], swiftSettings: strict),
     .target(name: "LIVAEngine", dependencies: ["LIVAProtocol"], swiftSettings: strict),
     // libpng through pkg-config (Linux only; Apple platforms decode with ImageIO).
     .systemLibrary(
@@ -48,6 +50,7 @@ let package = Package(
     .target(
       name: "SocketIO",
       dependencies: [
+        "JSONWire",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "WSClient", package: "swift-websocket"),
@@ -94,17 +97,12 @@ let package = Package(
   swiftLanguageModes: [.v6]
 )
 
-// The bridge between Socket.IO values and LIVA wire values, shared by client and backend.
-package.targets += [
-  .target(name: "LIVAWire", dependencies: ["LIVAProtocol", "SocketIO"], swiftSettings: strict)
-]
-
 // The client: the player pipeline (and, on top of it, the connection life cycle).
 package.targets += [
   .target(
     name: "LIVA",
     dependencies: [
-      "LIVAEngine", "LIVAMedia", "LIVAProtocol", "LIVAWire", "SocketIO",
+      "LIVAEngine", "LIVAMedia", "LIVAProtocol", "SocketIO",
       .product(name: "Logging", package: "swift-log"),
     ],
     swiftSettings: strict),
@@ -122,7 +120,7 @@ package.targets += [
   .target(
     name: "LIVAServer",
     dependencies: [
-      "LIVAProtocol", "LIVAMedia", "LIVAWire", "SocketIO", "SocketIOServer",
+      "LIVAProtocol", "LIVAMedia", "SocketIO", "SocketIOServer",
       .product(name: "Hummingbird", package: "hummingbird"),
       .product(name: "Logging", package: "swift-log"),
       .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -54,7 +54,6 @@ package.targets += [
     dependencies: [
       .product(name: "Benchmark", package: "benchmark"),
       .product(name: "LIVAProtocol", package: "LIVA"),
-      .product(name: "LIVAWire", package: "LIVA"),
       .product(name: "SocketIO", package: "LIVA"),
       .product(name: "SocketIOServer", package: "LIVA"),
       .product(name: "Hummingbird", package: "hummingbird"),

@@ -2,7 +2,6 @@ import Foundation
 import LIVAEngine
 import LIVAMedia
 import LIVAProtocol
-import LIVAWire
 import Logging
 import SocketIO
 
@@ -279,7 +278,7 @@ public final class LIVAClient: Sendable {
     }
     let event = ClientEvent.userMessage(text, readyAnimations: ready)
     do {
-      try await socket.emit(event.name, [JSONValue(event.payload)])
+      try await socket.emit(event.name, [event.payload])
     } catch {
       throw LIVAClientError(.send, "\(error)")
     }
@@ -348,7 +347,7 @@ public final class LIVAClient: Sendable {
   private func emit(_ event: ClientEvent) async {
     guard let socket = protectedState.withLock({ $0.socket }) else { return }
     do {
-      try await socket.emit(event.name, [JSONValue(event.payload)])
+      try await socket.emit(event.name, [event.payload])
     } catch {
       logger.warning("emit failed", metadata: ["event": "\(event.name)", "error": "\(error)"])
     }
@@ -359,7 +358,7 @@ public final class LIVAClient: Sendable {
     var issues: [LIVAProtocolError] = []
     do {
       decoded = try ServerEvent.decode(
-        name: event.name, arguments: event.arguments.map(WireValue.init),
+        name: event.name, arguments: event.arguments,
         limits: configuration.player.eventLimits, issues: &issues)
     } catch {
       logger.warning(

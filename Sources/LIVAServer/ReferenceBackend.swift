@@ -1,7 +1,6 @@
 import Foundation
 import Hummingbird
 import LIVAProtocol
-import LIVAWire
 import Logging
 import NIOConcurrencyHelpers
 import SocketIO
@@ -130,7 +129,7 @@ public final class ReferenceBackend: Sendable {
 
   private func handle(_ event: SocketIOEvent, from socket: SocketIOServerSocket, room: String) async
   {
-    let payload = event.arguments.first.map(WireValue.init) ?? .null
+    let payload = event.arguments.first ?? .null
     switch event.name {
     case "request_base_animations_manifest":
       send(.baseAnimationsManifest(pack.wireManifest), to: socket)
@@ -198,7 +197,7 @@ public final class ReferenceBackend: Sendable {
   }
 
   private func send(_ event: OutgoingEvent, to socket: SocketIOServerSocket) {
-    socket.emit(event.name, [JSONValue(event.payload)])
+    socket.emit(event.name, [event.payload])
   }
 
   // MARK: - Speech
@@ -261,7 +260,7 @@ public final class ReferenceBackend: Sendable {
       let wait = faults.eventDelay + faults.jitter * random.unit()
       if wait > 0 { try await Task.sleep(for: .milliseconds(Int(wait * 1000))) }
       try Task.checkCancellation()
-      socketServer.emit(event.name, [JSONValue(event.payload)], toRoom: room)
+      socketServer.emit(event.name, [event.payload], toRoom: room)
       sent += 1
       if let limit = faults.disconnectAfterEvents, sent >= limit {
         logger.info("fault: closing the transport mid-message", metadata: ["room": "\(room)"])

@@ -371,7 +371,7 @@ struct JSONWriter {
       append("{\"_placeholder\":true,\"num\":")
       append(String(attachments.count))
       bytes.append(UInt8(ascii: "}"))
-      attachments.append(data)
+      attachments.append(Array(data))
     }
   }
 

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
 /// A Socket.IO 5 packet: its kind, namespace, optional ack id and JSON payload.
 ///
 /// Binary data is not a packet kind of its own here: a payload that holds ``JSONValue/binary(_:)``
@@ -220,7 +226,7 @@ public struct SocketIOPacketDecoder: Sendable {
             .invalidPlaceholder,
             "placeholder does not name one of the \(attachments.count) attachments")
         }
-        return .binary(attachments[number])
+        return .binary(Data(attachments[number]))
       }
       for (key, member) in members {
         switch member {

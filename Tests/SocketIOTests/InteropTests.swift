@@ -89,7 +89,7 @@ struct SwiftClientPythonServerTests {
       var decoded: [ServerEvent] = []
       for event in liva {
         if let value = try ServerEvent.decode(
-          name: event.name, arguments: event.arguments.map(WireValue.init))
+          name: event.name, arguments: event.arguments)
         {
           decoded.append(value)
         }
@@ -119,7 +119,7 @@ struct SwiftClientPythonServerTests {
       agentID: "a2", appName: "interop", userResolution: "512", timestamp: "2025-01-01 00:00:00.000"
     )
     let audioAnswer = try await client.emitWithAck(
-      audio.name, [JSONValue(audio.payload)], timeout: .seconds(10))
+      audio.name, [audio.payload], timeout: .seconds(10))
     #expect(audioAnswer == [["bytes": 102, "user_id": "u 1"]])
 
     // Pings every 100 ms are answered and the connection stays up.
@@ -243,12 +243,12 @@ struct PythonClientSwiftServerTests {
           socket.emit(name, [payload])
         }
       case "user_full_audio":
-        let payload = WireValue(event.arguments.first ?? .null)
+        let payload = event.arguments.first ?? .null
         var count = -1
         if case .binary(let data)? = payload["audio_data"] { count = data.count }
         await audioSeen.append(count)
         await event.ack([
-          ["bytes": .number(Double(count)), "user_id": JSONValue(payload["user_id"] ?? .null)]
+          ["bytes": .number(Double(count)), "user_id": payload["user_id"] ?? .null]
         ])
       case "wait-for-pongs":
         let ok = await eventually { socket.pongsReceived >= 3 }

@@ -53,36 +53,6 @@ final class PythonPeer: Sendable {
   func stop() { process.stop() }
 }
 
-extension WireValue {
-  /// The LIVAProtocol form of a Socket.IO payload: a one-to-one mapping.
-  init(_ json: JSONValue) {
-    switch json {
-    case .null: self = .null
-    case .bool(let value): self = .bool(value)
-    case .number(let value): self = .number(value)
-    case .string(let value): self = .string(value)
-    case .array(let elements): self = .array(elements.map(WireValue.init))
-    case .object(let members): self = .object(members.mapValues(WireValue.init))
-    case .binary(let bytes): self = .binary(Data(bytes))
-    }
-  }
-}
-
-extension JSONValue {
-  /// The Socket.IO form of a LIVAProtocol payload (for client events).
-  init(_ wire: WireValue) {
-    switch wire {
-    case .null: self = .null
-    case .bool(let value): self = .bool(value)
-    case .number(let value): self = .number(value)
-    case .string(let value): self = .string(value)
-    case .array(let elements): self = .array(elements.map(JSONValue.init))
-    case .object(let members): self = .object(members.mapValues(JSONValue.init))
-    case .binary(let data): self = .binary(Array(data))
-    }
-  }
-}
-
 /// The fake WebP bytes of the peer's `image_bytes(index, size)`.
 func peerImageBytes(_ index: Int, size: Int = 64) -> [UInt8] {
   let header = Array("RIFF".utf8) + [0, 0, 0, 0] + Array("WEBP".utf8)

@@ -23,7 +23,6 @@ import Benchmark
 import Foundation
 import Hummingbird
 import LIVAProtocol
-import LIVAWire
 import Logging
 import SocketIO
 import SocketIOServer
@@ -156,7 +155,7 @@ final class Fixture: @unchecked Sendable {  // @unchecked: written once in `star
         }
         do {
           let decoded = try ServerEvent.decode(
-            name: event.name, arguments: event.arguments.map(WireValue.init))
+            name: event.name, arguments: event.arguments)
           guard case .frameImagesBatch(let batch)? = decoded else {
             totals.failures += 1
             continue

@@ -1,4 +1,12 @@
-/// A JSON value that can also hold binary data: the payload of a Socket.IO packet.
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// A JSON value that can also hold binary data: the one value type of the wire, shared by the
+/// Socket.IO layer (packet payloads) and the LIVA protocol (event payloads, where it is called
+/// `WireValue`), so an event is decoded from the very tree the packet parser built.
 ///
 /// On receive, the binary placeholders of a BINARY_EVENT or BINARY_ACK
 /// (`{"_placeholder":true,"num":N}`) are replaced by ``binary(_:)`` values wherever they
@@ -20,7 +28,7 @@ public enum JSONValue: Sendable, Hashable {
   /// An object. Key order is not preserved; the encoder writes keys sorted.
   case object([String: JSONValue])
   /// Binary data: an attachment of a binary packet.
-  case binary([UInt8])
+  case binary(Data)
 
   /// The member `key` of an object, or nil when this is not an object or has no such key.
   public subscript(key: String) -> JSONValue? {
@@ -75,9 +83,22 @@ public enum JSONValue: Sendable, Hashable {
   }
 
   /// The bytes, when this is binary data.
-  public var binaryValue: [UInt8]? {
+  public var binaryValue: Data? {
     if case .binary(let value) = self { return value }
     return nil
+  }
+
+  /// A short name of the value's JSON type, for error messages.
+  public var typeName: String {
+    switch self {
+    case .null: return "null"
+    case .bool: return "boolean"
+    case .number: return "number"
+    case .string: return "string"
+    case .array: return "array"
+    case .object: return "object"
+    case .binary: return "binary"
+    }
   }
 
   /// Whether this value contains binary data at any depth.
@@ -129,22 +150,6 @@ extension JSONValue: ExpressibleByDictionaryLiteral {
 }
 
 extension JSONValue {
-  /// Parses JSON text (no binary placeholders are interpreted).
-  ///
-  /// - Throws: ``SocketIOError`` with code `malformedJSON` when the text is not one valid
-  ///   JSON value or nests deeper than `maximumNestingDepth`.
-  public init(parsing text: String, maximumNestingDepth: Int = 64) throws(SocketIOError) {
-    self = try withUTF8Bytes(of: text) { (bytes) throws(SocketIOError) -> JSONValue in
-      try JSONReader.parseDocument(bytes[...], maximumDepth: maximumNestingDepth, baseOffset: 0)
-    }
-  }
-
-  /// Serializes the value as compact JSON with sorted keys. Binary values are written as
-  /// Socket.IO placeholders numbered from 0 in document order; use
-  /// ``SocketIOPacket/encode()`` to get the attachments as well.
-  public var jsonText: String {
-    var writer = JSONWriter()
-    writer.write(self)
-    return String(decoding: writer.bytes, as: UTF8.self)
-  }
+  /// Binary data from an array of bytes (and from array literals: `.binary([1, 2, 3])`).
+  public static func binary(_ bytes: [UInt8]) -> JSONValue { .binary(Data(bytes)) }
 }
