@@ -439,13 +439,11 @@ public final class LIVAClient: Sendable {
     request.httpMethod = "POST"
     request.setValue("application/json", forHTTPHeaderField: "Content-Type")
     request.setValue(configuration.userID, forHTTPHeaderField: "X-User-ID")
-    let body: [String: Any] = [
-      "AgentID": configuration.agentID, "message": text, "instance_id": configuration.instanceID,
-      "userResolution": String(configuration.resolution),
-      "readyAnimations": readyAnimations.map(\.rawValue),
-    ]
+    let body = HTTPUserMessage(
+      agentID: configuration.agentID, message: text, instanceID: configuration.instanceID,
+      userResolution: String(configuration.resolution), readyAnimations: readyAnimations)
     do {
-      request.httpBody = try JSONSerialization.data(withJSONObject: body)
+      request.httpBody = Data(body.body.jsonText.utf8)
       let (_, response) = try await URLSession.shared.data(for: request)
       if let http = response as? HTTPURLResponse, !(200..<300).contains(http.statusCode) {
         throw LIVAClientError(.send, "POST /messages answered \(http.statusCode)")

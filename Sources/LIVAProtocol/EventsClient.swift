@@ -108,3 +108,139 @@ public struct LIVAConnectionQuery: Sendable, Hashable {
   /// The room the backend puts the socket in: `{user_id}-{agent_id}-instance-{instance_id}`.
   public var room: String { "\(userID)-\(agentID)-instance-\(instanceID)" }
 }
+
+/// `POST {server}/messages`, the HTTP way of sending a user message (the first iOS app's):
+/// header `X-User-ID`, body `{AgentID, message, instance_id, userResolution, readyAnimations}`.
+public struct HTTPUserMessage: Sendable, Hashable {
+  /// `AgentID`.
+  public var agentID: String
+  /// `message`.
+  public var message: String
+  /// `instance_id`.
+  public var instanceID: String
+  /// `userResolution`.
+  public var userResolution: String
+  /// `readyAnimations`: the animations the client can draw; nil when not sent.
+  public var readyAnimations: [AnimationName]?
+
+  /// Creates a message.
+  public init(
+    agentID: String, message: String, instanceID: String = "default", userResolution: String,
+    readyAnimations: [AnimationName]? = nil
+  ) {
+    self.agentID = agentID
+    self.message = message
+    self.instanceID = instanceID
+    self.userResolution = userResolution
+    self.readyAnimations = readyAnimations
+  }
+
+  /// The JSON body.
+  public var body: WireValue {
+    var members: [String: WireValue] = [
+      "AgentID": .string(agentID), "message": .string(message), "instance_id": .string(instanceID),
+      "userResolution": .string(userResolution),
+    ]
+    if let readyAnimations {
+      members["readyAnimations"] = .array(readyAnimations.map { .string($0.rawValue) })
+    }
+    return .object(members)
+  }
+
+  /// Reads a body: `AgentID` and `message` are required strings; the rest is read tolerantly
+  /// (a number where a string is expected, unparsable animation names skipped).
+  public init(body: WireValue) throws(LIVAProtocolError) {
+    guard case .string(let agent)? = body["AgentID"] else {
+      throw LIVAProtocolError(.missingField, "AgentID is required", event: "POST /messages")
+    }
+    guard case .string(let text)? = body["message"] else {
+      throw LIVAProtocolError(.missingField, "message is required", event: "POST /messages")
+    }
+    self.init(
+      agentID: agent, message: text, instanceID: body["instance_id"]?.text ?? "default",
+      userResolution: body["userResolution"]?.text ?? "",
+      readyAnimations: body["readyAnimations"].flatMap(AnimationName.list))
+  }
+}
+
+/// A decoded client → server LIVA event, for backends (the reference backend, tests).
+public enum ClientRequest: Sendable, Hashable {
+  /// `request_base_animations_manifest` — `{agentId}`.
+  case baseAnimationsManifest(agentID: String?)
+  /// `request_specific_base_animation` — `{animationType, agentId}`.
+  case specificBaseAnimation(AnimationName, agentID: String?)
+  /// `user_message` — `{message, ready_animations}`; nil names when not sent.
+  case userMessage(String, readyAnimations: [AnimationName]?)
+  /// `set_session_id` — `{session_id}`.
+  case setSessionID(String)
+  /// `user_full_audio` — the audio (base64 or binary) and the sender's ids.
+  case userFullAudio(Data, userID: String?, agentID: String?)
+
+  /// Decodes a client event by name from its first argument, as the one codec reads it: what
+  /// the backend needs is required, the rest tolerant. Nil for a name that is not a LIVA client
+  /// event.
+  public static func decode(name: String, payload: WireValue) throws(LIVAProtocolError)
+    -> ClientRequest?
+  {
+    func required(_ key: String) throws(LIVAProtocolError) -> String {
+      guard let text = payload[key]?.text else {
+        throw LIVAProtocolError(.missingField, "\(key) is required", event: name, fieldPath: key)
+      }
+      return text
+    }
+    switch name {
+    case "request_base_animations_manifest":
+      return .baseAnimationsManifest(agentID: payload["agentId"]?.text)
+    case "request_specific_base_animation":
+      let text = try required("animationType")
+      do {
+        return .specificBaseAnimation(
+          try AnimationName(parsing: text), agentID: payload["agentId"]?.text)
+      } catch {
+        throw LIVAProtocolError(error.code, error.message, event: name, fieldPath: "animationType")
+      }
+    case "user_message":
+      guard case .string(let text)? = payload["message"] else {
+        throw LIVAProtocolError(
+          .missingField, "message is required", event: name, fieldPath: "message")
+      }
+      return .userMessage(
+        text, readyAnimations: payload["ready_animations"].flatMap(AnimationName.list))
+    case "set_session_id":
+      return .setSessionID(try required("session_id"))
+    case "user_full_audio":
+      let reader = EventReader(event: name, limits: .default)
+      let (audio, _) = try reader.bytes(
+        reader.required(payload["audio_data"], "audio_data", in: ""),
+        maximumBytes: LIVAEventLimits.default.maximumAudioBytes, at: "audio_data")
+      return .userFullAudio(
+        audio, userID: payload["user_id"]?.text, agentID: payload["agent_id"]?.text)
+    default:
+      return nil
+    }
+  }
+}
+
+extension WireValue {
+  /// A string, or a number as its decimal text (tolerant reading of string fields).
+  fileprivate var text: String? {
+    switch self {
+    case .string(let text): return text
+    case .number(let number) where number.isFinite:
+      return number.rounded() == number && number.magnitude < 1e15
+        ? String(Int64(number)) : String(number)
+    default: return nil
+    }
+  }
+}
+
+extension AnimationName {
+  /// The valid animation names of a JSON array (others are skipped); nil when not an array.
+  fileprivate static func list(_ value: WireValue) -> [AnimationName]? {
+    guard case .array(let items) = value else { return nil }
+    return items.compactMap { item in
+      guard case .string(let text) = item else { return nil }
+      return try? AnimationName(parsing: text)
+    }
+  }
+}

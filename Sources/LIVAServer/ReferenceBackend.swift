@@ -129,26 +129,26 @@ public final class ReferenceBackend: Sendable {
 
   private func handle(_ event: SocketIOEvent, from socket: SocketIOServerSocket, room: String) async
   {
-    let payload = event.arguments.first ?? .null
-    switch event.name {
-    case "request_base_animations_manifest":
+    let request: ClientRequest?
+    do {
+      request = try ClientRequest.decode(
+        name: event.name, payload: event.arguments.first ?? .null)
+    } catch {
+      logger.warning("client event refused", metadata: ["error": "\(error)"])
+      return
+    }
+    switch request {
+    case .baseAnimationsManifest:
       send(.baseAnimationsManifest(pack.wireManifest), to: socket)
-    case "request_specific_base_animation":
-      guard case .string(let text)? = payload["animationType"],
-        let name = try? AnimationName(parsing: text), let count = pack.frameCount(of: name)
-      else {
-        logger.warning("unknown animation requested", metadata: ["payload": "\(payload)"])
+    case .specificBaseAnimation(let name, _):
+      guard let count = pack.frameCount(of: name) else {
+        logger.warning("unknown animation requested", metadata: ["animation": "\(name)"])
         return
       }
       sendAnimation(name, frames: count, to: socket)
-    case "user_message":
-      guard case .string(let text)? = payload["message"] else {
-        logger.warning("user_message without a message")
-        return
-      }
-      let ready = Self.animationNames(payload["ready_animations"])
-      say(text, readyAnimations: ready, toRoom: room, via: socket)
-    default:
+    case .userMessage(let text, let ready):
+      say(text, readyAnimations: ready.map(Set.init), toRoom: room, via: socket)
+    case .setSessionID, .userFullAudio, nil:
       logger.debug("event ignored", metadata: ["event": "\(event.name)"])
     }
   }
@@ -185,15 +185,6 @@ public final class ReferenceBackend: Sendable {
     {
       send(.playBaseAnimation(greeting), to: socket)
     }
-  }
-
-  private static func animationNames(_ value: WireValue?) -> Set<AnimationName>? {
-    guard case .array(let items)? = value else { return nil }
-    var names = Set<AnimationName>()
-    for case .string(let text) in items {
-      if let name = try? AnimationName(parsing: text) { names.insert(name) }
-    }
-    return names
   }
 
   private func send(_ event: OutgoingEvent, to socket: SocketIOServerSocket) {
@@ -277,16 +268,13 @@ public final class ReferenceBackend: Sendable {
   {
     guard let user = request.headers[.init("X-User-ID")!],
       let body = try? await request.body.collect(upTo: 1 << 20),
-      let json = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any],
-      let message = json["message"] as? String, let agent = json["AgentID"] as? String
+      let json = try? JSONValue(parsing: String(buffer: body)),
+      let message = try? HTTPUserMessage(body: json)
     else {
       return Response(status: .badRequest)
     }
-    let ready = (json["readyAnimations"] as? [String]).map { names in
-      Set(names.compactMap { try? AnimationName(parsing: $0) })
-    }
-    let room = Self.room(user: user, agent: agent, instance: json["instance_id"] as? String)
-    say(message, readyAnimations: ready, toRoom: room)
+    let room = Self.room(user: user, agent: message.agentID, instance: message.instanceID)
+    say(message.message, readyAnimations: message.readyAnimations.map(Set.init), toRoom: room)
     return Response(status: .accepted)
   }
 }

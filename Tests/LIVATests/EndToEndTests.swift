@@ -49,7 +49,7 @@ struct EndToEndTests {
 
   func makeRig(
     faults: BackendFaults = .init(), encoding: BinaryEncoding = .base64, skew: Double = 0,
-    greets: Bool = false, legacy: Bool = false
+    greets: Bool = false, legacy: Bool = false, http: Bool = false
   ) async throws -> Rig {
     var configuration = BackendConfiguration()
     configuration.legacyPerImage = legacy
@@ -69,6 +69,7 @@ struct EndToEndTests {
       cacheRoot: FileManager.default.temporaryDirectory.appendingPathComponent(
         "liva-e2e-\(UUID().uuidString)"))
     clientConfiguration.resolution = 96
+    clientConfiguration.sendMessagesOverHTTP = http
     clientConfiguration.reconnection.initialDelay = .milliseconds(50)
     let link = VirtualDisplayLink()
     let audio = HeadlessAudioOutput(clockSkew: skew)
@@ -241,6 +242,17 @@ struct EndToEndTests {
     for report in metrics.chunkReports { #expect(report.drawn == report.frames, "\(report)") }
     #expect(metrics.engine.mouthlessFrames == 0)
     #expect(rig.audio.segments.count == metrics.chunkReports.count)
+    await rig.stop()
+  }
+
+  @Test("a message sent with POST /messages plays like one sent on the socket")
+  func httpMessage() async throws {
+    var rig = try await makeRig(http: true)
+    try await say("Hello there, nice to meet you.", in: rig, expectedEnds: 1)
+    rig.run(for: 8)
+    checkClean(rig)
+    #expect(rig.backend.messageCount == 1)
+    #expect(rig.player.metrics.engine.overlayFramesDrawn > 40)
     await rig.stop()
   }
 
