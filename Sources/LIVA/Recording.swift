@@ -46,6 +46,8 @@ public final class RecordingSurface: RenderSurface {
 
   private struct State {
     var mouths: [VideoMouth] = []
+    var motion = VideoMotion()
+    var lastVideoContent: DrawnFrame?
     var latest: RenderedFrame?
     var nextVideoFrame = 0
     var origin: Double?
@@ -96,6 +98,8 @@ public final class RecordingSurface: RenderSurface {
           state.mouths.append(
             VideoMouth(number: state.nextVideoFrame, chunk: chunk, overlayIndex: index))
         }
+        if let previous = state.lastVideoContent { state.motion.add(previous, content) }
+        state.lastVideoContent = content
         due.append((state.nextVideoFrame, latest))
         state.nextVideoFrame += 1
       }
@@ -122,6 +126,9 @@ public final class RecordingSurface: RenderSurface {
     return state.withLock { $0.written }
   }
 
+  /// How evenly the base animation moves in the written video (see ``VideoMotion``).
+  public var videoMotion: VideoMotion { state.withLock { $0.motion } }
+
   /// The mouths in the written video frames, in order.
   public var videoMouths: [VideoMouth] { state.withLock { $0.mouths } }
 
@@ -130,6 +137,32 @@ public final class RecordingSurface: RenderSurface {
 
   /// Display time of the first presented frame (the video's time zero).
   public var origin: Double? { state.withLock { $0.origin } }
+}
+
+/// How the base animation moves from one written video frame to the next, while it plays at the
+/// video's rate (30 fps: transitions, talking, finishing, returning): each video frame should
+/// show the next frame of the animation (or the previous one, on a walk back). A frame shown
+/// twice is a repeat, a frame missing a skip; the two together are judder.
+public struct VideoMotion: Codable, Sendable, Hashable {
+  /// Consecutive video frames compared.
+  public var compared = 0
+  /// Video frames showing the same base frame as the one before.
+  public var repeats = 0
+  /// Video frames more than one base frame away from the one before, in the same animation.
+  public var skips = 0
+
+  /// Creates empty counts.
+  public init() {}
+
+  mutating func add(_ previous: DrawnFrame, _ next: DrawnFrame) {
+    let fullRate: Set<EngineMode> = [.transition, .talking, .finishing, .returning, .animation]
+    guard fullRate.contains(previous.mode), fullRate.contains(next.mode),
+      previous.animation == next.animation
+    else { return }
+    compared += 1
+    let step = abs(next.index - previous.index)
+    if step == 0 { repeats += 1 } else if step > 1 { skips += 1 }
+  }
 }
 
 /// Lip-sync as the written media show it: for each mouth, the first video frame it appears in,
@@ -213,6 +246,8 @@ public struct SessionReport: Codable, Sendable {
   /// The player's own reading: the audio position it read when it drew each mouth, minus the
   /// mouth's time. Near zero by construction (it chose the mouth from that reading).
   public var lipSyncAtDraw: LipSync
+  /// How evenly the base animation moved in the written video (repeats and skips at 30 fps).
+  public var videoMotion: VideoMotion
   /// Protocol rejections by what they cost and their code (`frame.outOfRange`, …).
   public var rejections: [String: Int]
   /// Speech slots drawn without their mouth (failed, rejected or missing images).
@@ -231,8 +266,9 @@ public struct SessionReport: Codable, Sendable {
   /// Builds a report from a player's metrics and a recorder's timeline.
   public init(
     metrics: PlayerMetrics, warmCache: Bool, timeline: [RecordingSurface.TimelineEntry],
-    videoFrames: Int, outputLipSync: SyncErrorStats
+    videoFrames: Int, outputLipSync: SyncErrorStats, videoMotion: VideoMotion = VideoMotion()
   ) {
+    self.videoMotion = videoMotion
     let engine = metrics.engine
     timeToFirstFrameMilliseconds = metrics.timeToFirstFrame.map { $0 * 1000 }
     self.warmCache = warmCache
@@ -284,6 +320,7 @@ public struct SessionReport: Codable, Sendable {
       late ticks           \(lateTicks); longest render stall \(ms(longestRenderStallMilliseconds))
       lip-sync (output)    p50 \(ms(lipSync.p50Milliseconds)), p95 \(ms(lipSync.p95Milliseconds)), max \(ms(lipSync.maxMilliseconds)) over \(lipSync.samples) mouths in the video
       lip-sync (at draw)   p95 \(ms(lipSyncAtDraw.p95Milliseconds)) over \(lipSyncAtDraw.samples) mouths
+      video motion         \(videoMotion.repeats) repeats, \(videoMotion.skips) skips over \(videoMotion.compared) frames at 30 fps
       rejected             \(rejections.isEmpty ? "nothing" : rejections.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")); \(mouthlessFrames) mouthless slots, \(staleEvents) stale events
       peak memory          \(String(format: "%.0f", peakMemoryMiB)) MiB
       chunks played        \(chunksPlayed)

@@ -90,9 +90,10 @@ struct State: Sendable {
 
   // Time
   var lastTick: Double?
-  /// The frame clock's phase is not set yet (first tick, after a resume, or after the audio
-  /// clock drove the last frame): the next tick with a delta adds half of it, so frame slots
-  /// fall between display ticks and tick jitter never moves a frame to the next tick.
+  /// The frame clock's phase is not set yet (first tick, after a resume): the next tick with a
+  /// delta adds half a tick period, so frame slots fall between display ticks and tick jitter
+  /// never moves a frame to the next tick. While the audio clock drives, the phase is the
+  /// audio's (read half a tick ahead by the player).
   var phasePending = true
   /// The display's tick period, smoothed (nil before the second tick).
   var tickPeriod: Double?

@@ -184,8 +184,11 @@ public struct LIVAEngine: Sendable {
     if let audio, state.mode == .talking, let playing = state.playing,
       playing.chunk.id == audio.chunk, playing.audioStarted
     {
-      state.accumulator = 0
-      state.phasePending = true
+      // The frame clock keeps the audio's phase within the slot, so when the audio ends (or
+      // stops being given) the next frame comes one slot after the last, not a tick later.
+      let slots = max(0, audio.position * configuration.speakingFPS)
+      state.accumulator = (slots - slots.rounded(.down)) / configuration.speakingFPS
+      state.phasePending = false
       state.followAudio(position: audio.position, configuration)
     } else {
       state.accumulator += delta

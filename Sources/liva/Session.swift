@@ -145,7 +145,7 @@ func runSession(_ options: SessionOptions) async throws {
     metrics: metrics, warmCache: warmNow, timeline: recorder.timeline, videoFrames: videoFrames,
     outputLipSync: OutputLipSync.measure(
       mouths: recorder.videoMouths, segments: audio.segments, origin: recorder.origin ?? 0,
-      videoRate: recorder.videoRate))
+      videoRate: recorder.videoRate), videoMotion: recorder.videoMotion)
   let encoder = JSONEncoder()
   encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
   try encoder.encode(report).write(to: options.output.appendingPathComponent("report.json"))

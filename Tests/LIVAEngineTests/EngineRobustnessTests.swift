@@ -10,14 +10,18 @@ import Testing
 struct EngineRobustnessTests {
   /// Ticks at 60 Hz ± `jitter` (seeded), feeding back an audio clock as an output would (half a
   /// tick ahead, as the player reads it), until `end`.
-  func runJittery(_ driver: inout Driver, until end: Double, jitter: Double, seed: UInt64) {
+  func runJittery(
+    _ driver: inout Driver, until end: Double, jitter: Double, seed: UInt64,
+    audioDuration: Double = .infinity
+  ) {
     var generator = SplitMix64(seed: seed)
     var k = (driver.now * 60).rounded(.down) + 1
     while k / 60 <= end {
       let t = k / 60 + (Double(generator.next(in: 0...2000)) / 1000 - 1) * jitter
+      // The output's clock: read half a tick ahead, and gone once the audio has played out.
       let clock = driver.audioPlaying.map {
         AudioClock(chunk: $0.id, position: $0.offset + (t + 1.0 / 120 - $0.start))
-      }
+      }.flatMap { $0.position < audioDuration ? $0 : nil }
       let result = driver.tick(at: t, audio: clock)
       for action in result.actions {
         if case .startAudio(let id, let offset) = action { driver.audioPlaying = (id, t, offset) }
@@ -34,7 +38,8 @@ struct EngineRobustnessTests {
     driver.tick(at: 0)
     driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 30)))
     driver.engine.audioEnded()
-    runJittery(&driver, until: 6, jitter: 0.004, seed: seed)
+    // The chunk's audio is exactly its 30 frames long (1 s), as an MP3 of the chunk would be.
+    runJittery(&driver, until: 6, jitter: 0.004, seed: seed, audioDuration: 1)
     #expect(driver.engine.mode == .idle)
     // Every frame drawn at 30 fps outside speech comes exactly two ticks after the previous one.
     let ticks = driver.log
