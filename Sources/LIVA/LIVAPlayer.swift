@@ -251,14 +251,18 @@ public final class LIVAPlayer: Sendable {
         state.metrics.rejections["\(issue.scope.rawValue).\(issue.code)", default: 0] += 1
       }
     }
-    for issue in issues {
-      logger.warning(
-        "[LIVA] \(issue.scope.rawValue) dropped",
-        metadata: [
-          "event": "\(issue.event ?? "?")", "field": "\(issue.fieldPath ?? "")",
-          "code": "\(issue.code)", "error": "\(issue.message)",
-        ])
-    }
+    // One line per event (a batch can have a bad field in each of 50 frames): what was
+    // dropped, by scope and code, and the first problem in full; the rest at debug.
+    let counts = Dictionary(grouping: issues) { "\($0.scope.rawValue).\($0.code)" }
+      .map { "\($0.key) ×\($0.value.count)" }.sorted().joined(separator: ", ")
+    let first = issues[0]
+    logger.warning(
+      "[LIVA] part of an event dropped",
+      metadata: [
+        "event": "\(first.event ?? "?")", "dropped": "\(counts)",
+        "field": "\(first.fieldPath ?? "")", "error": "\(first.message)",
+      ])
+    for issue in issues.dropFirst() { logger.debug("[LIVA] \(issue)") }
   }
 
   /// The connection to the backend is gone: what was received of the current message plays
@@ -501,7 +505,7 @@ public final class LIVAPlayer: Sendable {
         state.metrics.timeToFirstFrame =
           Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
       }
-      if let position, let index = frame.overlayIndex {
+      if let position, let index = frame.overlayIndex, !frame.overlays.isEmpty {
         state.metrics.lipSync.record(position - Double(index) / configuration.engine.speakingFPS)
       }
     }

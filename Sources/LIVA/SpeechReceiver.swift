@@ -245,7 +245,7 @@ public struct SpeechReceiver: Sendable {
       } else {
         reopens = true
       }
-      id = reopens ? openMessage() : open!.id
+      if let current = open, !reopens { id = current.id } else { id = openMessage() }
       if let batchIndex { open?.chunk0Batches.insert(batchIndex) }
       lastEventMessage = id
     } else {
