@@ -35,6 +35,12 @@ public struct LIVAConfiguration: Sendable {
   public var sendMessagesOverHTTP = false
   /// Reconnection schedule of the socket.
   public var reconnection = ReconnectionPolicy()
+  /// The auth payload sent with the namespace CONNECT packet (`40{...}`), e.g.
+  /// `["token": "…"]`; none by default.
+  public var auth: WireValue?
+  /// The instant time to first frame is measured from (e.g. the process's start); the
+  /// client's creation when nil.
+  public var startInstant: ContinuousClock.Instant?
   /// Where the client logs (by default nowhere). The library never bootstraps logging.
   public var logger = Logger(label: "liva", factory: { _ in SwiftLogNoOpLogHandler() })
 
@@ -124,7 +130,12 @@ public final class LIVAClient: Sendable {
     var manifest: [AnimationName: BaseAnimationInfo] = [:]
     var downloading: Set<AnimationName> = []
     var continuations: [UUID: AsyncStream<LIVAState>.Continuation] = [:]
+    var eventContinuations: [UUID: AsyncStream<LIVAEvent>.Continuation] = [:]
     var connected = false
+    /// Texts sent and not yet matched to a message, oldest first.
+    var pendingTexts: [String] = []
+    /// The text each message answers (messages without one are absent).
+    var texts: [MessageID: String] = [:]
   }
 
   /// The configuration.
@@ -143,7 +154,7 @@ public final class LIVAClient: Sendable {
     configuration: LIVAConfiguration, displayLink: any DisplayLink, audio: any AudioOutput,
     surface: any RenderSurface
   ) throws(LIVAClientError) {
-    let created = ContinuousClock.now
+    let created = configuration.startInstant ?? ContinuousClock.now
     self.configuration = configuration
     self.logger = configuration.logger
     self.displayLink = displayLink
@@ -165,11 +176,25 @@ public final class LIVAClient: Sendable {
       logger: configuration.logger, createdAt: created
     ) { action in
       switch action {
-      case .speakingStarted:
+      case .chunkQueued(let id) where id.index == 0:
+        // A new message: it answers the oldest text sent and not yet answered.
+        state.withLock { state in
+          if state.texts[id.message] == nil, !state.pendingTexts.isEmpty {
+            state.texts[id.message] = state.pendingTexts.removeFirst()
+          }
+        }
+      case .speakingStarted(let message):
         Self.set(.speaking, in: state)
-      case .speakingEnded:
+        Self.emit(.speakingStarted(message, text: state.withLock { $0.texts[message] }), in: state)
+      case .speakingEnded(let message, let interrupted):
         // Back to ready only while connected; a drop or an error stays what it is.
         if state.withLock({ $0.connected }) { Self.set(.ready, in: state) }
+        let text = state.withLock { $0.texts.removeValue(forKey: message) }
+        Self.emit(.speakingEnded(message, text: text, interrupted: interrupted), in: state)
+      case .startAudio(let chunk, _):
+        Self.emit(.chunkStarted(chunk), in: state)
+      case .warning(let warning):
+        Self.emit(.warning(warning), in: state)
       default: break
       }
     }
@@ -208,13 +233,34 @@ public final class LIVAClient: Sendable {
   /// Accounting of the pipeline.
   public var metrics: PlayerMetrics { player.metrics }
 
+  /// Every event from now on (see ``LIVAEvent``). Each call makes a new stream; it keeps the
+  /// newest 256 events when the reader falls behind.
+  public var events: AsyncStream<LIVAEvent> {
+    let (stream, continuation) = AsyncStream<LIVAEvent>.makeStream(
+      bufferingPolicy: .bufferingNewest(256))
+    let id = UUID()
+    protectedState.withLock { $0.eventContinuations[id] = continuation }
+    continuation.onTermination = { [protectedState] _ in
+      protectedState.withLock { _ = $0.eventContinuations.removeValue(forKey: id) }
+    }
+    return stream
+  }
+
+  private static func emit(_ event: LIVAEvent, in state: Protected<State>) {
+    let continuations = state.withLock { Array($0.eventContinuations.values) }
+    for continuation in continuations { continuation.yield(event) }
+  }
+
   private static func set(_ newState: LIVAState, in state: Protected<State>) {
-    let continuations = state.withLock { state -> [AsyncStream<LIVAState>.Continuation] in
-      guard state.state != newState else { return [] }
+    let continuations = state.withLock { state -> [AsyncStream<LIVAState>.Continuation]? in
+      guard state.state != newState else { return nil }
       state.state = newState
       return Array(state.continuations.values)
     }
+    guard let continuations else { return }
     for continuation in continuations { continuation.yield(newState) }
+    emit(.stateChanged(newState), in: state)
+    if case .error(let error) = newState { emit(.error(error), in: state) }
   }
 
   private func set(_ newState: LIVAState) { Self.set(newState, in: protectedState) }
@@ -230,6 +276,7 @@ public final class LIVAClient: Sendable {
     var socketConfiguration = SocketIOClientConfiguration(url: configuration.serverURL)
     socketConfiguration.query = query.items
     socketConfiguration.reconnection = configuration.reconnection
+    socketConfiguration.auth = configuration.auth
     let socket = SocketIOClient(configuration: socketConfiguration, logger: logger)
     let alreadyConnected = protectedState.withLock { state -> Bool in
       guard state.socket == nil else { return true }
@@ -269,20 +316,79 @@ public final class LIVAClient: Sendable {
   /// - Throws: ``LIVAClientError`` `send` when the message cannot be sent.
   public func sendMessage(_ text: String) async throws(LIVAClientError) {
     let ready = player.readyAnimations
-    if configuration.sendMessagesOverHTTP {
-      try await postMessage(text, readyAnimations: ready)
-      return
+    protectedState.withLock { $0.pendingTexts.append(text) }
+    do {
+      if configuration.sendMessagesOverHTTP {
+        try await postMessage(text, readyAnimations: ready)
+      } else {
+        try await send(.userMessage(text, readyAnimations: ready))
+      }
+    } catch {
+      protectedState.withLock { state in
+        if let index = state.pendingTexts.lastIndex(of: text) {
+          state.pendingTexts.remove(at: index)
+        }
+      }
+      throw error
     }
+  }
+
+  /// Tells the backend the app's session id (`set_session_id`).
+  ///
+  /// - Throws: ``LIVAClientError`` `send` when not connected or the emit fails.
+  public func setSessionID(_ sessionID: String) async throws(LIVAClientError) {
+    try await send(.setSessionID(sessionID))
+  }
+
+  /// Voice input: sends a recording of the user (`user_full_audio`, the audio as a binary
+  /// attachment); the backend answers with speech as for a text message.
+  ///
+  /// - Parameters:
+  ///   - audio: the recording, in the format the backend expects (e.g. WAV or MP3).
+  ///   - messageHistory: earlier turns, as the backend expects them.
+  ///   - appName: `app_name`.
+  /// - Throws: ``LIVAClientError`` `send` when not connected or the emit fails.
+  public func sendVoice(
+    _ audio: Data, messageHistory: [WireValue] = [], appName: String = "liva"
+  ) async throws(LIVAClientError) {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    try await send(
+      .userFullAudio(
+        audio: audio, encoding: .binary, userID: configuration.userID,
+        agentID: configuration.agentID, appName: appName, instanceID: configuration.instanceID,
+        userResolution: String(configuration.resolution), messageHistory: messageHistory,
+        timestamp: formatter.string(from: Date())))
+  }
+
+  private func send(_ event: ClientEvent) async throws(LIVAClientError) {
     guard let socket = protectedState.withLock({ $0.socket }) else {
       throw LIVAClientError(.send, "not connected")
     }
-    let event = ClientEvent.userMessage(text, readyAnimations: ready)
     do {
       try await socket.emit(event.name, [event.payload])
     } catch {
-      throw LIVAClientError(.send, "\(error)")
+      throw LIVAClientError(.send, "\(event.name): \(error)")
     }
   }
+
+  /// Pauses the avatar: the picture holds and the audio pauses with it.
+  public func pause() { player.pause() }
+
+  /// Resumes after ``pause()``: picture and audio go on together.
+  public func resume() { player.resume() }
+
+  /// Debug step mode: advances one frame slot and returns the frame drawn (see
+  /// ``LIVAPlayer/stepForward()``).
+  @discardableResult
+  public func stepForward() -> DrawnFrame? { player.stepForward() }
+
+  /// Debug step mode: goes back one step (see ``LIVAPlayer/stepBackward()``).
+  @discardableResult
+  public func stepBackward() -> DrawnFrame? { player.stepBackward() }
+
+  /// What is on screen (see ``LIVAPlayer/describe()``).
+  public func describe() -> FrameDescription { player.describe() }
 
   /// Interrupts the speech (the first SDK's `forceIdleNow`): audio stops, the mouths of the
   /// message never come back, and the avatar returns to idle through its transitions.
@@ -368,9 +474,11 @@ public final class LIVAClient: Sendable {
           "error": "\(error.message)",
         ])
       player.noteRejectedEvent(error)
+      Self.emit(.rejected(error), in: protectedState)
       return
     }
     player.noteIssues(issues)
+    for issue in issues { Self.emit(.rejected(issue), in: protectedState) }
     guard let decoded else {
       logger.debug("unknown event ignored", metadata: ["event": "\(event.name)"])
       return

@@ -283,6 +283,44 @@ public final class LIVAPlayer: Sendable {
     perform(state.withLock { $0.engine.interrupt() }, at: nil)
   }
 
+  /// Pauses: the picture holds and the chunk's audio pauses with it, at the last tick.
+  public func pause() {
+    perform(state.withLock { $0.engine.pause() }, at: nil)
+  }
+
+  /// Resumes after ``pause()``: picture and audio go on together from where they stopped (the
+  /// next tick has delta 0, so nothing jumps).
+  public func resume() {
+    perform(state.withLock { $0.engine.resume() }, at: nil)
+  }
+
+  /// Whether the player is paused (``pause()`` or the debug step mode).
+  public var isPaused: Bool { state.withLock { $0.engine.isPaused } }
+
+  /// Debug step mode: pauses, advances exactly one frame slot, draws it, and returns it (nil
+  /// when the slot holds). Audio actions of the step are carried out.
+  @discardableResult
+  public func stepForward() -> DrawnFrame? {
+    let (result, now) = state.withLock { ($0.engine.stepForward(), $0.lastTick ?? 0) }
+    perform(result.actions, at: now)
+    guard case .draw(let frame) = result.plan else { return nil }
+    render(frame, at: now)
+    return frame
+  }
+
+  /// Debug step mode: goes back one ``stepForward()`` and draws the frame that was on screen
+  /// then; nil when there is no step to undo. Audio is not rewound.
+  @discardableResult
+  public func stepBackward() -> DrawnFrame? {
+    let (frame, now) = state.withLock { ($0.engine.stepBackward(), $0.lastTick ?? 0) }
+    if let frame { render(frame, at: now) }
+    return frame
+  }
+
+  /// What is on screen, for the debug step mode: mode, base animation and index, overlay keys,
+  /// chunk and frame, and the last hold reason.
+  public func describe() -> FrameDescription { state.withLock { $0.engine.describe() } }
+
   /// Asks for a base animation (e.g. `hi_1_s_hi_1_e`) when the avatar is idle.
   public func play(_ animation: AnimationName) {
     perform(state.withLock { $0.engine.requestAnimation(animation) }, at: nil)

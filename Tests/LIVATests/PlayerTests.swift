@@ -240,4 +240,45 @@ struct PlayerTests {
     #expect(player.metrics.engine.pops == 0)
     #expect(player.mode == .idle)
   }
+
+  @Test("pause and resume: picture and audio stop together and go on together, nothing jumps")
+  func pauseResume() throws {
+    let (player, link, audio, recorder) = try makePlayer()
+    link.tick(at: 0)
+    let frames = try wireFrames(count: 60, tag: "p")
+    speak(player, frames: frames, chunkSize: 60)
+    link.run(from: 0, to: 1)
+    let before = try #require(recorder.frames.last)
+    let position = audio.position(at: 1)
+    player.pause()
+    #expect(player.isPaused)
+    link.run(from: 1, to: 3)
+    #expect(recorder.frames.last?.time == before.time)  // nothing drawn while paused
+    #expect(audio.position(at: 3)?.position == position?.position)  // the audio stood still
+    player.resume()
+    link.run(from: 3, to: 8)
+    let after = recorder.frames.filter { $0.time > 3 }
+    let firstAfter = try #require(after.first)
+    #expect(firstAfter.content.overlayIndex.map { $0 - (before.content.overlayIndex ?? 0) } == 1)
+    #expect(player.metrics.lipSync.maxAbsolute <= 1.0 / 30 + 1e-9)
+    #expect(player.metrics.engine.overlayFramesDrawn == 60)
+    #expect(player.metrics.engine.pops == 0)
+  }
+
+  @Test("debug step mode: one slot forward, back to the frame before, described")
+  func stepMode() throws {
+    let (player, link, _, recorder) = try makePlayer()
+    link.tick(at: 0)
+    link.run(from: 0, to: 0.3)  // idle frame 3 of 6
+    let onScreen = try #require(recorder.frames.last?.content)
+    let next = try #require(player.stepForward())
+    #expect(player.isPaused)
+    #expect(next.animation == onScreen.animation && next.index == onScreen.index + 1)
+    #expect(recorder.frames.last?.content == next)
+    #expect(player.describe().description.contains("base=\(next.animation)#\(next.index)"))
+    #expect(player.stepBackward() == onScreen)
+    #expect(recorder.frames.last?.content == onScreen)
+    player.resume()
+    #expect(!player.isPaused)
+  }
 }

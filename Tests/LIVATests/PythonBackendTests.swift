@@ -48,9 +48,10 @@ struct PythonBackendTests {
     }
   }
 
-  func makeRig(scenario: String = "normal", mode: String = "base64", extra: [String] = [])
-    async throws -> Rig
-  {
+  func makeRig(
+    scenario: String = "normal", mode: String = "base64", extra: [String] = [],
+    auth: WireValue? = nil
+  ) async throws -> Rig {
     let pack = try EndToEndTests.pack()
     let backend = try PythonProcess(
       script: "liva_backend.py",
@@ -66,6 +67,7 @@ struct PythonBackendTests {
         "liva-py-\(UUID().uuidString)"))
     configuration.resolution = 96
     configuration.reconnection.initialDelay = .milliseconds(50)
+    configuration.auth = auth
     let link = VirtualDisplayLink()
     let audio = HeadlessAudioOutput()
     let frames = Frames()
@@ -236,6 +238,57 @@ struct PythonBackendTests {
     #expect(lastSpeech.time <= segment.start + (segment.duration ?? 0) + 2.0 / 30)
     #expect(rig.player.mode == .idle)
     #expect(metrics.engine.desyncs == 0)
+    await rig.stop()
+  }
+
+  @Test("the event stream: speaking started and ended with the message's text, chunks, states")
+  func events() async throws {
+    var rig = try await makeRig()
+    let events = rig.client.events
+    try await say("hello", in: rig, ends: 1)
+    let plan = await rig.plan(1)
+    rig.run(for: 10)
+    var seen: [LIVAEvent] = []
+    for await event in events {
+      seen.append(event)
+      if case .speakingEnded = event { break }
+    }
+    #expect(seen.contains(.speakingStarted(MessageID(0), text: "hello")))
+    #expect(seen.contains(.stateChanged(.speaking)))
+    #expect(
+      seen.compactMap { if case .chunkStarted(let id) = $0 { id.index } else { nil } }
+        == Array(plan.indices))
+    #expect(seen.last == .speakingEnded(MessageID(0), text: "hello", interrupted: false))
+    #expect(!seen.contains { if case .rejected = $0 { true } else { false } })
+    await rig.stop()
+  }
+
+  @Test("rejections reach the event stream with their scope, code and field path")
+  func rejectionEvents() async throws {
+    let rig = try await makeRig(scenario: "bad-frames")
+    let events = rig.client.events
+    try await say("hello", in: rig, ends: 1)
+    var rejected: [LIVAProtocolError] = []
+    for await event in events {
+      if case .rejected(let error) = event { rejected.append(error) }
+      if rejected.count == 4 { break }
+    }
+    #expect(rejected.allSatisfy { $0.scope == .frame })
+    #expect(Set(rejected.map(\.code)) == [.outOfRange, .missingField])
+    #expect(rejected.contains { $0.fieldPath?.hasSuffix("matched_sprite_frame_number") == true })
+    await rig.stop()
+  }
+
+  @Test("the auth payload, set_session_id and voice input reach the backend")
+  func authSessionVoice() async throws {
+    let rig = try await makeRig(auth: ["token": "t-123", "app": "tests"])
+    #expect(
+      await rig.backend.waitForLine(startingWith: "AUTH ") == #"{"app": "tests", "token": "t-123"}"#
+    )
+    try await rig.client.setSessionID("session-42")
+    #expect(await rig.backend.waitForLine(startingWith: "SESSION ") == "session-42")
+    try await rig.client.sendVoice(Data(repeating: 7, count: 3_000))
+    #expect(await rig.backend.waitForLine(startingWith: "VOICE ") == "3000")
     await rig.stop()
   }
 }

@@ -73,6 +73,7 @@ Stdout (one line each, flushed):
     BAD <chunk_index> <position_in_chunk> <kind>   (bad-frames only, at start-up, before PORT)
     PORT <n>                                        listening
     CONNECT <room> / DISCONNECT <room>              a socket joined / left
+    AUTH <json>                                     the auth payload of a connection
     SESSION <id>                                    set_session_id
     VOICE <n bytes>                                 user_full_audio
     HTTP_MESSAGE <text>                             POST /messages
@@ -416,6 +417,8 @@ class Backend:
             self.rooms_of[sid] = room
             await sio.enter_room(sid, room)
             say(f"CONNECT {room}")
+            if auth is not None:
+                say(f"AUTH {json.dumps(auth, sort_keys=True)}")
 
         @sio.event
         async def disconnect(sid, reason=None):
