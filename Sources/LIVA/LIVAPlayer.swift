@@ -43,6 +43,9 @@ public struct PlayerMetrics: Sendable {
   /// For each overlay frame presented while its chunk's audio was playing: the audio position
   /// minus the frame's own time (frame `k` belongs at `k / 30` s).
   public var lipSync = SyncErrorStats()
+  /// Freezes (the picture stuck longer than the threshold while it should have moved) and
+  /// frames presented per second since the first tick.
+  public var freezes = FreezeDetector()
   /// The engine's own metrics.
   public var engine = EngineMetrics()
 
@@ -79,6 +82,8 @@ public final class LIVAPlayer: Sendable {
     public var overlayByteLimit = 64 << 20
     /// Validation limits for incoming events.
     public var eventLimits = LIVAEventLimits.default
+    /// The shortest freeze recorded, in seconds (see ``FreezeDetector``).
+    public var freezeThreshold: Double = 0.1
     /// The display rate the ticks are expected at (for counting late ticks).
     public var expectedTickRate: Double = 60
     /// How far ahead of the tick the audio clock is read for choosing the mouth, in seconds.
@@ -142,11 +147,11 @@ public final class LIVAPlayer: Sendable {
     self.audio = audio
     self.surface = surface
     self.logger = logger
-    let state = Protected(
-      State(
-        engine: LIVAEngine(configuration: configuration.engine),
-        receiver: SpeechReceiver(speakingFPS: configuration.engine.speakingFPS),
-        started: createdAt))
+    var initial = State(
+      engine: LIVAEngine(configuration: configuration.engine),
+      receiver: SpeechReceiver(speakingFPS: configuration.engine.speakingFPS), started: createdAt)
+    initial.metrics.freezes = FreezeDetector(threshold: configuration.freezeThreshold)
+    let state = Protected(initial)
     self.state = state
     self.compositor = Protected(
       Compositor(
@@ -347,7 +352,20 @@ public final class LIVAPlayer: Sendable {
       }
       state.lastTick = now
       state.metrics.ticks += 1
+      state.metrics.freezes.tick(at: now)
       let result = state.engine.tick(now: now, audio: clock)
+      switch result.plan {
+      case .hold(.overlayNotReady):
+        state.metrics.freezes.held(at: now, cause: .overlayNotReady)
+      case .hold(.waitingForNextChunk):
+        state.metrics.freezes.held(at: now, cause: .waitingForNextChunk)
+      case .hold(.noBaseAnimation):
+        state.metrics.freezes.held(at: now, cause: .noBaseAnimation)
+      case .hold(.paused):
+        state.metrics.freezes.paused()
+      case .hold(.notDue), .draw:
+        break
+      }
       var audioData: [ChunkID: Data] = [:]
       for case .startAudio(let id, _) in result.actions {
         audioData[id] = state.audioByChunk[id]
@@ -514,7 +532,10 @@ public final class LIVAPlayer: Sendable {
 
   private func render(_ frame: DrawnFrame, at time: Double) {
     guard let base = baseFrames.decodedFrame(frame.index, of: frame.animation) else {
-      state.withLock { $0.metrics.baseFrameMisses += 1 }
+      state.withLock { state in
+        state.metrics.baseFrameMisses += 1
+        state.metrics.freezes.held(at: time, cause: .baseFrameMiss)
+      }
       logger.debug(
         "base frame not in memory: held", metadata: ["frame": "\(frame.animation)#\(frame.index)"])
       preload([frame.animation])
@@ -523,7 +544,10 @@ public final class LIVAPlayer: Sendable {
     var placed: [PlacedOverlay] = []
     for layer in frame.overlays {
       guard let image = overlays.image(for: layer.key) else {
-        state.withLock { $0.metrics.overlayMisses += 1 }
+        state.withLock { state in
+          state.metrics.overlayMisses += 1
+          state.metrics.freezes.held(at: time, cause: .overlayMiss)
+        }
         return
       }
       placed.append(PlacedOverlay(image: image, rect: layer.rect))
@@ -538,6 +562,7 @@ public final class LIVAPlayer: Sendable {
     }
     state.withLock { state in
       state.metrics.framesPresented += 1
+      state.metrics.freezes.presented(at: time)
       if state.metrics.timeToFirstFrame == nil {
         let elapsed = ContinuousClock.now - state.started
         state.metrics.timeToFirstFrame =

@@ -248,6 +248,15 @@ public struct SessionReport: Codable, Sendable {
   public var lipSyncAtDraw: LipSync
   /// How evenly the base animation moved in the written video (repeats and skips at 30 fps).
   public var videoMotion: VideoMotion
+  /// Freezes (picture stuck for longer than the threshold while it should have moved), with
+  /// their start (display seconds), duration and cause.
+  public var freezes: [Freeze]
+  /// The shortest stretch counted as a freeze, in milliseconds.
+  public var freezeThresholdMilliseconds: Double
+  /// The longest freeze, in milliseconds (0 without any).
+  public var longestFreezeMilliseconds: Double
+  /// Frames presented in each second since the first display tick.
+  public var framesPerSecond: [Int]
   /// Protocol rejections by what they cost and their code (`frame.outOfRange`, …).
   public var rejections: [String: Int]
   /// Speech slots drawn without their mouth (failed, rejected or missing images).
@@ -269,6 +278,10 @@ public struct SessionReport: Codable, Sendable {
     videoFrames: Int, outputLipSync: SyncErrorStats, videoMotion: VideoMotion = VideoMotion()
   ) {
     self.videoMotion = videoMotion
+    freezes = metrics.freezes.freezes
+    longestFreezeMilliseconds = metrics.freezes.longest * 1000
+    freezeThresholdMilliseconds = metrics.freezes.threshold * 1000
+    framesPerSecond = metrics.freezes.framesPerSecond
     let engine = metrics.engine
     timeToFirstFrameMilliseconds = metrics.timeToFirstFrame.map { $0 * 1000 }
     self.warmCache = warmCache
@@ -320,6 +333,7 @@ public struct SessionReport: Codable, Sendable {
       late ticks           \(lateTicks); longest render stall \(ms(longestRenderStallMilliseconds))
       lip-sync (output)    p50 \(ms(lipSync.p50Milliseconds)), p95 \(ms(lipSync.p95Milliseconds)), max \(ms(lipSync.maxMilliseconds)) over \(lipSync.samples) mouths in the video
       lip-sync (at draw)   p95 \(ms(lipSyncAtDraw.p95Milliseconds)) over \(lipSyncAtDraw.samples) mouths
+      freezes              \(freezes.count) over \(ms(freezeThresholdMilliseconds)), longest \(ms(longestFreezeMilliseconds)); frames per second \(framesPerSecond.map(String.init).joined(separator: " "))
       video motion         \(videoMotion.repeats) repeats, \(videoMotion.skips) skips over \(videoMotion.compared) frames at 30 fps
       rejected             \(rejections.isEmpty ? "nothing" : rejections.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")); \(mouthlessFrames) mouthless slots, \(staleEvents) stale events
       peak memory          \(String(format: "%.0f", peakMemoryMiB)) MiB
