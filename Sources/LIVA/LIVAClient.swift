@@ -129,6 +129,8 @@ public final class LIVAClient: Sendable {
     var tasks: [Task<Void, Never>] = []
     var manifest: [AnimationName: BaseAnimationInfo] = [:]
     var downloading: Set<AnimationName> = []
+    /// Connected, and the manifest asked for has not come yet.
+    var awaitingManifest = false
     var continuations: [UUID: AsyncStream<LIVAState>.Continuation] = [:]
     var eventContinuations: [UUID: AsyncStream<LIVAEvent>.Continuation] = [:]
     var connected = false
@@ -228,7 +230,10 @@ public final class LIVAClient: Sendable {
   }
 
   /// Base animations requested from the server and not complete yet.
-  public var pendingDownloads: Int { protectedState.withLock { $0.downloading.count } }
+  /// (While connected and the manifest has not come yet, the unknown set counts as one.)
+  public var pendingDownloads: Int {
+    protectedState.withLock { $0.downloading.count + ($0.awaitingManifest ? 1 : 0) }
+  }
 
   /// Accounting of the pipeline.
   public var metrics: PlayerMetrics { player.metrics }
@@ -302,6 +307,7 @@ public final class LIVAClient: Sendable {
         state.socket = nil
         state.tasks = []
         state.connected = false
+        state.awaitingManifest = false
       }
       return (state.socket, state.tasks)
     }
@@ -430,7 +436,10 @@ public final class LIVAClient: Sendable {
       defer {
         state.connected = connected
         // A reconnect starts the downloads over: what was in flight is gone with the socket.
-        if connected { state.downloading = [] }
+        if connected {
+          state.downloading = []
+          state.awaitingManifest = true
+        }
       }
       return state.connected
     }
@@ -438,6 +447,7 @@ public final class LIVAClient: Sendable {
       logger.info("[LIVA] connection lost", metadata: ["status": "\(status)"])
       player.connectionLost()
     }
+    if connected { player.connectionRestored() }
     if let next = Self.state(
       after: status, speaking: state == .speaking, idleAvailable: isIdleAvailable)
     {
@@ -526,6 +536,7 @@ public final class LIVAClient: Sendable {
     let plan = player.baseFrames.plan(for: manifest)
     let requests = protectedState.withLock { state -> [AnimationName] in
       state.manifest = manifest
+      state.awaitingManifest = false
       let requests = plan.animations.filter { !state.downloading.contains($0) }
       state.downloading.formUnion(requests)
       return requests

@@ -104,6 +104,10 @@ public final class LIVAPlayer: Sendable {
     var audioByChunk: [ChunkID: Data] = [:]
     /// `chunk_images_ready` (decoded) of messages the engine has no plan of yet.
     var completeAhead: Set<ChunkID> = []
+    /// The connection is down (``LIVAPlayer/connectionLost()`` until
+    /// ``LIVAPlayer/connectionRestored()``): what still arrives was received before the drop,
+    /// and its message can get nothing more.
+    var offline = false
     var lastTick: Double?
     var metrics = PlayerMetrics()
     var started: ContinuousClock.Instant
@@ -276,6 +280,7 @@ public final class LIVAPlayer: Sendable {
   public func connectionLost() {
     let actions = state.withLock { state in
       let actions = state.receiver.connectionLost()
+      state.offline = true
       state.engine.connectionLost()
       return actions
     }
@@ -286,6 +291,11 @@ public final class LIVAPlayer: Sendable {
   /// its images, and returns the avatar to idle through the animation graph.
   public func interrupt() {
     perform(state.withLock { $0.engine.interrupt() }, at: nil)
+  }
+
+  /// The connection is back: messages from now on can be streamed to their end again.
+  public func connectionRestored() {
+    state.withLock { $0.offline = false }
   }
 
   /// Pauses: the picture holds and the chunk's audio pauses with it, at the last tick.
@@ -445,6 +455,9 @@ public final class LIVAPlayer: Sendable {
         }
       }
       state.engine.imagesReady(ready)
+      // Received before the drop but handled after it (events and connection status travel
+      // separately): its message cannot continue either.
+      if state.offline { state.engine.connectionLost() }
       return actions
     }
     perform(actions, at: nil)

@@ -262,8 +262,13 @@ struct EndToEndTests {
     var faults = BackendFaults()
     faults.disconnectDuringDownloadAfterFrames = 2
     let rig = try await makeRig(faults: faults)
-    #expect(rig.client.pendingDownloads == 0)
-    #expect(rig.player.readyAnimations.count == rig.backend.pack.animations.count)
+    let all = rig.backend.pack.animations.count
+    #expect(
+      await eventually {
+        rig.client.pendingDownloads == 0 && rig.player.readyAnimations.count == all
+      },
+      "\(rig.player.readyAnimations.count) of \(all) animations, \(rig.client.pendingDownloads) pending"
+    )
     await rig.stop()
   }
 

@@ -62,7 +62,8 @@ struct FreezeDetectorTests {
       .audioChunk(
         AudioChunk(
           audio: silentMP3(seconds: 1), chunkIndex: 0,
-          animations: [ChunkAnimation(animationName: frames[0].animationName, sections: [frames])])))
+          animations: [ChunkAnimation(animationName: frames[0].animationName, sections: [frames])]))
+    )
     link.run(from: 2, to: 7)
     let freezes = player.metrics.freezes.freezes
     #expect(freezes.map(\.cause) == [.waitingForNextChunk])

@@ -281,4 +281,36 @@ struct PlayerTests {
     player.resume()
     #expect(!player.isPaused)
   }
+
+  @Test(
+    "a chunk handled after the connection-lost report (received before the drop) plays out without a boundary hold"
+  )
+  func lateEventsAfterDrop() throws {
+    let (player, link, audio, _) = try makePlayer()
+    link.tick(at: 0)
+    player.connectionLost()  // the status task ran first
+    let frames = try wireFrames(count: 20, tag: "d")
+    player.handle(.frameImagesBatch(FrameImagesBatch(frames: frames, chunkIndex: 0)))
+    player.handle(
+      .audioChunk(
+        AudioChunk(
+          audio: silentMP3(seconds: 20.0 / 30), chunkIndex: 0,
+          animations: [ChunkAnimation(animationName: frames[0].animationName, sections: [frames])]))
+    )
+    link.run(from: 0, to: 4)
+    #expect(audio.segments.count == 1)
+    #expect(player.metrics.engine.holds(.waitingForNextChunk) == 0)
+    #expect(player.mode == .idle)
+    // Back online, a message without audio_end waits at its boundary again.
+    player.connectionRestored()
+    player.handle(.frameImagesBatch(FrameImagesBatch(frames: frames, chunkIndex: 0, batchIndex: 0)))
+    player.handle(
+      .audioChunk(
+        AudioChunk(
+          audio: silentMP3(seconds: 20.0 / 30), chunkIndex: 0,
+          animations: [ChunkAnimation(animationName: frames[0].animationName, sections: [frames])]))
+    )
+    link.run(from: 4, to: 8)
+    #expect(player.metrics.engine.holds(.waitingForNextChunk) > 0)
+  }
 }
