@@ -20,7 +20,8 @@ public struct LIVAConfiguration: Sendable {
   public var agentID: String
   /// `instance_id` of the handshake, `"default"` unless the app runs several.
   public var instanceID: String = "default"
-  /// The canvas size asked of the server (`userResolution`) and the output frame size.
+  /// The canvas size asked of the server (`userResolution`). The output frames follow the
+  /// avatar's own frames (any aspect), unless ``player`` sets a size and content mode.
   public var resolution: Int = 512
   /// Where base animations are cached on disk.
   public var cacheRoot: URL
@@ -170,9 +171,7 @@ public final class LIVAClient: Sendable {
     }
     let state = Protected(State())
     self.protectedState = state
-    var playerConfiguration = configuration.player
-    playerConfiguration.width = configuration.resolution
-    playerConfiguration.height = configuration.resolution
+    let playerConfiguration = configuration.player
     player = LIVAPlayer(
       configuration: playerConfiguration, baseFrames: store, audio: audio, surface: surface,
       logger: configuration.logger, createdAt: created

@@ -68,10 +68,13 @@ public struct PlayerMetrics: Sendable {
 public final class LIVAPlayer: Sendable {
   /// Options of the pipeline.
   public struct Configuration: Sendable {
-    /// Output width in pixels.
-    public var width: Int = 512
-    /// Output height in pixels.
-    public var height: Int = 512
+    /// Output width in pixels; nil (the default): the avatar's own frame width.
+    public var width: Int?
+    /// Output height in pixels; nil (the default): the avatar's own frame height.
+    public var height: Int?
+    /// How the avatar's frames are fitted into an output of another size or aspect (default
+    /// ``LIVAMedia/ContentMode/aspectFit``: never squashed).
+    public var contentMode: ContentMode = .aspectFit
     /// Width of the soft edge of overlays, in output pixels (0: hard edges).
     public var featherWidth: Double = 6
     /// The engine's tuning.
@@ -120,7 +123,7 @@ public final class LIVAPlayer: Sendable {
   /// The decoded overlay images.
   public let overlays: OverlayImageStore
   private let ingest: Protected<IngestPipeline?>
-  private let compositor: Protected<Compositor>
+  private let compositor: Protected<(compositor: Compositor?, pool: FramePool)>
   private let state: Protected<State>
   private let audio: any AudioOutput
   private let surface: any RenderSurface
@@ -157,10 +160,7 @@ public final class LIVAPlayer: Sendable {
     initial.metrics.freezes = FreezeDetector(threshold: configuration.freezeThreshold)
     let state = Protected(initial)
     self.state = state
-    self.compositor = Protected(
-      Compositor(
-        width: configuration.width, height: configuration.height,
-        featherWidth: configuration.featherWidth))
+    self.compositor = Protected((nil, FramePool()))
     self.overlays = OverlayImageStore(byteLimit: configuration.overlayByteLimit) { keys in
       state.withLock { state in
         for key in keys { state.engine.imageEvicted(key) }
@@ -186,6 +186,10 @@ public final class LIVAPlayer: Sendable {
       return metrics
     }
   }
+
+  /// Pixel buffers the frame pool had to allocate (see ``RenderedFrame``'s ownership rule):
+  /// stays at the pool's size while the surface drops the frames it is done with.
+  public var framePoolAllocations: Int { compositor.withLock { $0.pool.allocations } }
 
   /// Whether no base-frame preload is running (every available animation is in memory, as far
   /// as the memory limit allows).
@@ -565,10 +569,20 @@ public final class LIVAPlayer: Sendable {
       }
       placed.append(PlacedOverlay(image: image, rect: layer.rect))
     }
-    let pixels = compositor.withLock { compositor -> [UInt8] in
-      _ = compositor.render(
+    let (pixels, width, height) = compositor.withLock { drawing -> ([UInt8], Int, Int) in
+      // The output follows the avatar's frames unless a size was asked for.
+      let width = configuration.width ?? base.width
+      let height = configuration.height ?? base.height
+      if drawing.compositor?.width != width || drawing.compositor?.height != height {
+        drawing.compositor = Compositor(
+          width: width, height: height, featherWidth: configuration.featherWidth,
+          contentMode: configuration.contentMode)
+      }
+      let compositor = drawing.compositor!
+      compositor.render(
         base: base, baseKey: "\(frame.animation)#\(frame.index)", overlays: placed)
-      return compositor.withFrame { Array($0) }
+      let pixels = compositor.withFrame { drawing.pool.take(copying: $0) }
+      return (pixels, width, height)
     }
     let position = frame.chunk.flatMap { chunk in
       audio.position(at: time).flatMap { $0.chunk == chunk ? $0.position : nil }
@@ -587,7 +601,7 @@ public final class LIVAPlayer: Sendable {
     }
     surface.present(
       RenderedFrame(
-        time: time, width: configuration.width, height: configuration.height, pixels: pixels,
+        time: time, width: width, height: height, pixels: pixels,
         content: frame, audioPosition: position))
   }
 }

@@ -37,6 +37,9 @@ public struct RenderedFrame: Sendable {
   /// Height in pixels.
   public var height: Int
   /// Straight (not premultiplied) RGBA, 8 bits per channel, rows top to bottom, no padding.
+  ///
+  /// From the player's frame pool: valid and unchanged for as long as you hold the frame
+  /// (copy-on-write); drop frames you are done with so their buffers are reused in place.
   public var pixels: [UInt8]
   /// What the engine decided to draw (base animation and index, overlays, chunk, mode).
   public var content: DrawnFrame

@@ -15,10 +15,22 @@ public struct PlacedOverlay: Sendable {
   }
 }
 
+/// How a base frame of another size (or aspect) than the target is fitted into it.
+public enum ContentMode: String, Hashable, Sendable, CaseIterable, Codable {
+  /// The whole frame, scaled to the target's width and height independently (squashed when
+  /// the aspects differ).
+  case stretch
+  /// The whole frame, scaled by one factor to fit inside the target, centred; the bands left
+  /// over are the background colour (letterbox or pillarbox).
+  case aspectFit
+  /// The frame scaled by one factor to cover the target, centred; what spills over is cut.
+  case aspectFill
+}
+
 /// Draws a base frame and its overlays into an RGBA frame of a fixed target size.
 ///
-/// - The base frame is scaled to the target size (bilinear; copied as is when the sizes
-///   match). Overlay rectangles are scaled with it.
+/// - The base frame is fitted to the target by the ``contentMode`` (bilinear; copied as is
+///   when the sizes match). Overlay rectangles are transformed with it.
 /// - Each overlay is resampled into its rectangle (bilinear on premultiplied colour, an exact
 ///   copy when it lands 1:1 on whole pixels) and blended *over* the base with straight-alpha
 ///   arithmetic.
@@ -47,6 +59,10 @@ public final class Compositor {
   public let height: Int
   /// The width of the soft elliptical edge, in target pixels; 0 for hard edges.
   public let featherWidth: Double
+  /// How a base frame of another size is fitted into the target.
+  public let contentMode: ContentMode
+  /// The colour of the bands ``ContentMode/aspectFit`` leaves.
+  public let background: RGBA
 
   /// The last rendered frame. Reading it shares storage; holding on to the copy while
   /// rendering again makes the next render copy the whole frame, so prefer ``withFrame(_:)``.
@@ -60,11 +76,35 @@ public final class Compositor {
   private var geometryBytes = 0
 
   /// Creates a compositor for a `width`×`height` target (each at least 1).
-  public init(width: Int, height: Int, featherWidth: Double = 0) {
+  public init(
+    width: Int, height: Int, featherWidth: Double = 0, contentMode: ContentMode = .stretch,
+    background: RGBA = RGBA(0, 0, 0, 255)
+  ) {
     self.width = max(1, width)
     self.height = max(1, height)
     self.featherWidth = featherWidth.isFinite ? max(0, featherWidth) : 0
-    self.frame = RGBAImage(width: self.width, height: self.height, fill: RGBA(0, 0, 0, 255))
+    self.contentMode = contentMode
+    self.background = background
+    self.frame = RGBAImage(width: self.width, height: self.height, fill: background)
+  }
+
+  /// Where a base frame of `baseWidth`×`baseHeight` lands in the target: its scale on each
+  /// axis and the target position of its top-left corner.
+  public func placement(baseWidth: Int, baseHeight: Int) -> (
+    scaleX: Double, scaleY: Double, x: Double, y: Double
+  ) {
+    let scaleX = Double(width) / Double(max(1, baseWidth))
+    let scaleY = Double(height) / Double(max(1, baseHeight))
+    let uniform: Double
+    switch contentMode {
+    case .stretch: return (scaleX, scaleY, 0, 0)
+    case .aspectFit: uniform = min(scaleX, scaleY)
+    case .aspectFill: uniform = max(scaleX, scaleY)
+    }
+    return (
+      uniform, uniform, (Double(width) - Double(baseWidth) * uniform) / 2,
+      (Double(height) - Double(baseHeight) * uniform) / 2
+    )
   }
 
   /// Gives `body` read access to the last rendered frame's pixels without copying.
@@ -96,10 +136,9 @@ public final class Compositor {
     }
     lastBaseKey = baseKey
     dirty.removeAll(keepingCapacity: true)
-    let scaleX = Double(width) / Double(base.width)
-    let scaleY = Double(height) / Double(base.height)
+    let place = placement(baseWidth: base.width, baseHeight: base.height)
     for overlay in overlays {
-      if let box = draw(overlay, scaleX: scaleX, scaleY: scaleY) { dirty.append(box) }
+      if let box = draw(overlay, place) { dirty.append(box) }
     }
     return kind
   }
@@ -122,19 +161,45 @@ public final class Compositor {
     } else {
       output = RGBAImage(width: width, height: height)
     }
-    let xs = Self.samplingTable(count: width, source: base.width, start: 0, extent: Double(width))
-    let ys = Self.samplingTable(
-      count: height, source: base.height, start: 0, extent: Double(height))
+    let place = placement(baseWidth: base.width, baseHeight: base.height)
+    let extentX = Double(base.width) * place.scaleX
+    let extentY = Double(base.height) * place.scaleY
+    let xs = Self.samplingTable(count: width, source: base.width, start: place.x, extent: extentX)
+    let ys = Self.samplingTable(count: height, source: base.height, start: place.y, extent: extentY)
+    // The target pixels whose centres the frame covers; the rest is background.
+    func covered(_ count: Int, _ start: Double, _ extent: Double) -> Range<Int> {
+      let first = max(0, Int((start - 0.5).rounded(.up)))
+      let end = min(count, Int((start + extent - 0.5).rounded(.up)))
+      return first..<max(first, end)
+    }
+    let columns = covered(width, place.x, extentX)
+    let rows = covered(height, place.y, extentY)
+    if columns.count < width || rows.count < height {
+      let fill = [background.r, background.g, background.b, background.a]
+      output.pixels.withUnsafeMutableBufferPointer { dst in
+        func paint(_ y: Int, _ xs: Range<Int>) {
+          for x in xs { for c in 0..<4 { dst[(y * width + x) * 4 + c] = fill[c] } }
+        }
+        for y in 0..<height {
+          if rows.contains(y) {
+            paint(y, 0..<columns.lowerBound)
+            paint(y, columns.upperBound..<width)
+          } else {
+            paint(y, 0..<width)
+          }
+        }
+      }
+    }
     base.pixels.withUnsafeBufferPointer { src in
       output.pixels.withUnsafeMutableBufferPointer { dst in
         let srcStride = base.width * 4
-        for y in 0..<height {
+        for y in rows {
           let sy = ys[y]
           let row0 = sy.index * srcStride
           let row1 = sy.next * srcStride
           let wy = sy.weight
-          var d = y * width * 4
-          for x in 0..<width {
+          var d = (y * width + columns.lowerBound) * 4
+          for x in columns {
             let sx = xs[x]
             let a = sx.index * 4
             let b = sx.next * 4
@@ -167,14 +232,16 @@ public final class Compositor {
   }
 
   /// Draws one overlay and returns the target pixels it touched.
-  private func draw(_ overlay: PlacedOverlay, scaleX: Double, scaleY: Double) -> PixelBox? {
+  private func draw(
+    _ overlay: PlacedOverlay, _ place: (scaleX: Double, scaleY: Double, x: Double, y: Double)
+  ) -> PixelBox? {
     let image = overlay.image
     let rectWidth = overlay.rect.width > 0 ? overlay.rect.width : Double(image.width)
     let rectHeight = overlay.rect.height > 0 ? overlay.rect.height : Double(image.height)
-    let x = overlay.rect.x * scaleX
-    let y = overlay.rect.y * scaleY
-    let w = rectWidth * scaleX
-    let h = rectHeight * scaleY
+    let x = place.x + overlay.rect.x * place.scaleX
+    let y = place.y + overlay.rect.y * place.scaleY
+    let w = rectWidth * place.scaleX
+    let h = rectHeight * place.scaleY
     // Degenerate, off-screen or absurdly large rectangles (they come from the server) are
     // skipped: the geometry of an overlay costs memory in proportion to its area.
     guard w >= 0.5, h >= 0.5, x.isFinite, y.isFinite, w.isFinite, h.isFinite,
