@@ -27,8 +27,14 @@ public struct LIVAConfiguration: Sendable {
   public var cacheRoot: URL
   /// Bytes of base-animation files kept on disk.
   public var cacheByteLimit: Int = 512 << 20
-  /// Bytes of decoded base frames kept in memory.
-  public var decodedFrameByteLimit: Int = 256 << 20
+  /// The memory budget of decoded base frames, in bytes: base frames stay encoded on disk and
+  /// a window ahead of what the engine will draw is decoded into this much memory (default
+  /// 64 MiB: 16 frames of 1280×768, 64 of 512×512). The idle loop's first frame is always in.
+  public var decodedFrameByteLimit: Int = 64 << 20
+  /// Where image decodes run (overlays and the base-frame window). Nil: worker threads.
+  /// Tests on a virtual display clock pass ``LIVAMedia/InlineDecodeScheduler`` so that decoding
+  /// keeps up with virtual time.
+  public var decodeScheduler: (any DecodeScheduler)?
   /// The playback pipeline's options (engine timing, ingest limits, feathering).
   public var player = LIVAPlayer.Configuration()
   /// Send messages with HTTP `POST {server}/messages` (as the first iOS app did) instead of the
@@ -171,10 +177,12 @@ public final class LIVAClient: Sendable {
     }
     let state = Protected(State())
     self.protectedState = state
-    let playerConfiguration = configuration.player
+    var playerConfiguration = configuration.player
+    playerConfiguration.baseFrameBudget = configuration.decodedFrameByteLimit
     player = LIVAPlayer(
       configuration: playerConfiguration, baseFrames: store, audio: audio, surface: surface,
-      logger: configuration.logger, createdAt: created
+      logger: configuration.logger, createdAt: created,
+      decodeScheduler: configuration.decodeScheduler
     ) { action in
       switch action {
       case .chunkQueued(let id) where id.index == 0:

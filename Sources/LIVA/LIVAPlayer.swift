@@ -85,6 +85,10 @@ public final class LIVAPlayer: Sendable {
     public var overlayByteLimit = 64 << 20
     /// Validation limits for incoming events.
     public var eventLimits = LIVAEventLimits.default
+    /// Bytes of decoded base frames to plan the window ahead with (see ``windowFrames``); the
+    /// base-frame store's own memory limit should be at least this. Default 64 MiB: 16 frames
+    /// of 1280×768, 64 of 512×512.
+    public var baseFrameBudget = 64 << 20
     /// The shortest freeze recorded, in seconds (see ``FreezeDetector``).
     public var freezeThreshold: Double = 0.1
     /// The display rate the ticks are expected at (for counting late ticks).
@@ -112,6 +116,8 @@ public final class LIVAPlayer: Sendable {
     /// and its message can get nothing more.
     var offline = false
     var lastTick: Double?
+    /// Bytes of one decoded base frame, once one was drawn.
+    var frameBytes: Int?
     var metrics = PlayerMetrics()
     var started: ContinuousClock.Instant
   }
@@ -129,7 +135,7 @@ public final class LIVAPlayer: Sendable {
   private let surface: any RenderSurface
   private let logger: Logger
   private let observer: (@Sendable (EngineAction) -> Void)?
-  private let preloads = Protected(0)
+  private let decodeScheduler: any DecodeScheduler
 
   /// Creates a player drawing `baseFrames` and received overlays into `surface`, playing
   /// chunk audio on `audio`.
@@ -167,6 +173,7 @@ public final class LIVAPlayer: Sendable {
       }
     }
     self.ingest = Protected(nil)
+    self.decodeScheduler = decodeScheduler ?? ConcurrentDecodeScheduler()
     let pipeline = IngestPipeline(
       store: overlays, configuration: configuration.ingest, scheduler: decodeScheduler
     ) { [state, logger] event in
@@ -191,9 +198,8 @@ public final class LIVAPlayer: Sendable {
   /// stays at the pool's size while the surface drops the frames it is done with.
   public var framePoolAllocations: Int { compositor.withLock { $0.pool.allocations } }
 
-  /// Whether no base-frame preload is running (every available animation is in memory, as far
-  /// as the memory limit allows).
-  public var isPreloadIdle: Bool { preloads.withLock { $0 == 0 } }
+  /// Whether the window of base frames ahead is in memory (no prefetch pending or running).
+  public var isPreloadIdle: Bool { baseFrames.isPrefetchIdle }
 
   /// Whether no overlay image is waiting for or being decoded.
   public var isIngestIdle: Bool {
@@ -215,25 +221,62 @@ public final class LIVAPlayer: Sendable {
   // MARK: - Inputs
 
   /// Tells the engine which base animations are complete on disk (after a download, or at
-  /// start with a warm cache), and starts decoding their frames into memory off this thread.
-  /// The production set of protocol.md is always looked for; pass any other names the
-  /// manifest listed in `names`.
+  /// start with a warm cache). Their frames stay encoded on disk: only a window ahead of what
+  /// the engine will draw is decoded, off this thread (see ``windowFrames``). The production
+  /// set of protocol.md is always looked for; pass any other names the manifest listed in
+  /// `names`.
   public func refreshAnimations(_ names: some Sequence<AnimationName> = [AnimationName]()) {
     var counts: [AnimationName: Int] = [:]
     for name in BaseFrameStore.priorityOrder + Array(names) {
       if let entry = baseFrames.cachedEntry(name) { counts[name] = entry.frames }
     }
-    let newlyAvailable = state.withLock { state -> [AnimationName] in
-      let known = Set(state.engine.graph.animations)
-      state.engine.setAvailableAnimations(counts)
-      return counts.keys.filter { !known.contains($0) }.sorted { lhs, rhs in
-        let order = BaseFrameStore.priorityOrder
-        return (order.firstIndex(of: lhs) ?? order.count)
-          < (order.firstIndex(of: rhs) ?? order.count)
+    state.withLock { $0.engine.setAvailableAnimations(counts) }
+    updateWindow()
+  }
+
+  /// The base frames decoded ahead now, most urgent first, as many as
+  /// ``Configuration/baseFrameBudget`` holds: the frame on screen, idle frame 0 (always
+  /// ready), what the engine will draw next if nothing new arrives
+  /// (``LIVAEngine/upcomingBaseFrames(_:)``, three quarters of the room), then the first frames
+  /// of every animation that can start where the one on screen ends or starts, or at idle's
+  /// end (speech may come at any time).
+  public var windowFrames: [BaseFrameRef] {
+    state.withLock { Self.window(of: $0, configuration: configuration) }
+  }
+
+  private static func window(of state: State, configuration: Configuration) -> [BaseFrameRef] {
+    let engine = state.engine
+    // As many frames as the budget holds, less two for the frame being drawn and a decode in
+    // flight; what is beyond (least urgent) waits for the next update.
+    let capacity = max(2, configuration.baseFrameBudget / max(1, state.frameBytes ?? 1 << 20) - 2)
+    let graph = engine.graph
+    var frames: [BaseFrameRef] = []
+    if let onScreen = engine.lastDrawnFrame {
+      frames.append(BaseFrameRef(animation: onScreen.animation, index: onScreen.index))
+    }
+    if let idle = graph.contains(.idleForward) ? .idleForward : graph.animations.first {
+      frames.append(BaseFrameRef(animation: idle, index: 0))  // always ready
+    }
+    // At most 3 s ahead at 30 fps: further out, plans change before they are drawn.
+    frames += engine.upcomingBaseFrames(max(4, min(90, capacity * 3 / 4)))
+    var poses: [KeyPose] = [.idleEnd]
+    if let onScreen = engine.lastDrawnFrame {
+      poses += [onScreen.animation.to, onScreen.animation.from]
+    }
+    for pose in poses {
+      for name in graph.animations(from: pose) {
+        let count = graph.frameCount(of: name) ?? 0
+        frames += (0..<min(4, count)).map { BaseFrameRef(animation: name, index: $0) }
       }
     }
-    guard !newlyAvailable.isEmpty else { return }
-    preload(newlyAvailable)
+    var seen = Set<BaseFrameRef>()
+    return Array(frames.filter { seen.insert($0).inserted }.prefix(capacity))
+  }
+
+  /// Asks the base-frame store for the current window (on its worker).
+  private func updateWindow() {
+    let window = state.withLock { Self.window(of: $0, configuration: configuration) }
+    baseFrames.prefetch(window.map { ($0.animation, $0.index) }, scheduler: decodeScheduler)
   }
 
   /// Handles one decoded LIVA event (speech, images, requests). Base-animation download
@@ -387,7 +430,11 @@ public final class LIVAPlayer: Sendable {
       return (result, audioData)
     }
     perform(result.actions, at: now, audioData: audioData)
-    if case .draw(let frame) = result.plan { render(frame, at: now) }
+    if case .draw(let frame) = result.plan {
+      render(frame, at: now)
+      // The window reaches far enough ahead to be refreshed every few frames, not every one.
+      if state.withLock({ $0.metrics.framesPresented % 4 == 1 }) { updateWindow() }
+    }
     let elapsed = ContinuousClock.now - began
     let seconds =
       Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
@@ -395,23 +442,6 @@ public final class LIVAPlayer: Sendable {
   }
 
   // MARK: - Internals
-
-  /// Decodes base frames into memory on a worker, never on the caller's thread.
-  private func preload(_ names: [AnimationName]) {
-    let (store, logger, preloads) = (baseFrames, logger, preloads)
-    preloads.withLock { $0 += 1 }
-    DispatchQueue.global(qos: .userInitiated).async {
-      defer { preloads.withLock { $0 -= 1 } }
-      for name in names {
-        do {
-          try store.preload(name)
-        } catch {
-          logger.warning(
-            "base frames failed to load", metadata: ["animation": "\(name)", "error": "\(error)"])
-        }
-      }
-    }
-  }
 
   /// Carries out what the receiver decided, in order.
   private func perform(_ actions: [SpeechReceiver.Action]) {
@@ -465,6 +495,7 @@ public final class LIVAPlayer: Sendable {
       return actions
     }
     perform(actions, at: nil)
+    updateWindow()
   }
 
   private static func handle(_ event: IngestEvent, state: Protected<State>, logger: Logger) {
@@ -555,7 +586,7 @@ public final class LIVAPlayer: Sendable {
       }
       logger.debug(
         "base frame not in memory: held", metadata: ["frame": "\(frame.animation)#\(frame.index)"])
-      preload([frame.animation])
+      updateWindow()
       return
     }
     var placed: [PlacedOverlay] = []
@@ -569,6 +600,7 @@ public final class LIVAPlayer: Sendable {
       }
       placed.append(PlacedOverlay(image: image, rect: layer.rect))
     }
+    state.withLock { $0.frameBytes = base.pixels.count }
     let (pixels, width, height) = compositor.withLock { drawing -> ([UInt8], Int, Int) in
       // The output follows the avatar's frames unless a size was asked for.
       let width = configuration.width ?? base.width

@@ -218,6 +218,31 @@ public struct LIVAEngine: Sendable {
     return TickResult(plan: plan, actions: state.takeActions())
   }
 
+  /// The base frames the engine will show next if nothing new arrives, in order, at most
+  /// `count` distinct steps: the rest of the animation on screen, a planned walk, the idle
+  /// loop, the mouths of the playing and queued chunks (their images assumed ready), the
+  /// return to idle. The engine plays itself forward on a copy of its state (it is a value),
+  /// so the prediction is exactly its own rules; an owner decodes this window ahead.
+  public func upcomingBaseFrames(_ count: Int) -> [BaseFrameRef] {
+    var copy = state
+    for chunk in copy.queue { copy.readyKeys.formUnion(chunk.keys) }
+    if let playing = copy.playing { copy.readyKeys.formUnion(playing.chunk.keys) }
+    var result: [BaseFrameRef] = []
+    var last = copy.cursor
+    var steps = 0
+    while result.count < count && steps < count * 3 + 60 {
+      steps += 1
+      copy.out = []
+      copy.clock += 1 / copy.rate(configuration)
+      copy.step(configuration)
+      copy.needsDraw = false
+      guard let cursor = copy.cursor, cursor != last else { continue }
+      last = cursor
+      result.append(BaseFrameRef(animation: cursor.animation, index: cursor.index))
+    }
+    return result
+  }
+
   // MARK: - Debug step mode
 
   /// Debug step mode: pauses if needed, then advances exactly one frame slot (time moves by

@@ -129,6 +129,9 @@ public final class BaseFrameStore: Sendable {
   private let codec: any ImageCodec
   private let decoded: OverlayImageStore
   private let state = Locked(State())
+  /// Frames asked for by ``prefetch(_:scheduler:)`` and not brought in yet, most urgent first,
+  /// and whether a worker is bringing them in.
+  private let prefetching = Locked((pending: [(AnimationName, Int)](), running: false))
 
   /// Opens (creating if needed) the cache at `root`: indexes complete animations, deletes
   /// incomplete downloads and leftover temporary files.
@@ -453,6 +456,43 @@ public final class BaseFrameStore: Sendable {
     }
     let range = (frames ?? 0..<count).clamped(to: 0..<count)
     for index in range { _ = try frame(index, of: animation) }
+  }
+
+  /// Brings a window of frames into memory on a worker of `scheduler`, most urgent first, and
+  /// then marks them recently used (the most urgent last), so that the byte-bounded memory
+  /// (``memoryByteLimit``) lets go of frames behind the playhead, never of the window ahead.
+  /// A new call replaces whatever the previous one had not reached yet. Returns at once.
+  public func prefetch(_ frames: [(AnimationName, Int)], scheduler: any DecodeScheduler) {
+    let start = prefetching.withLock { work -> Bool in
+      work.pending = frames
+      guard !work.running else { return false }
+      work.running = true
+      return true
+    }
+    if start { scheduler.schedule { self.drainPrefetch() } }
+  }
+
+  /// Whether no prefetch is pending or running.
+  public var isPrefetchIdle: Bool { prefetching.withLock { !$0.running && $0.pending.isEmpty } }
+
+  private func drainPrefetch() {
+    while true {
+      let window = prefetching.withLock { work -> [(AnimationName, Int)]? in
+        guard !work.pending.isEmpty else {
+          work.running = false
+          return nil
+        }
+        defer { work.pending = [] }
+        return work.pending
+      }
+      guard let window else { return }
+      for (name, index) in window where decodedFrame(index, of: name) == nil {
+        _ = try? frame(index, of: name)
+        // A newer window replaces this one: go on with it at once.
+        if prefetching.withLock({ !$0.pending.isEmpty }) { break }
+      }
+      for (name, index) in window.reversed() { _ = decodedFrame(index, of: name) }
+    }
   }
 
   /// Frame 0 of the idle loop (`idle_1_s_idle_1_e`) when cached: the instant first frame.

@@ -214,4 +214,31 @@ struct EngineRobustnessTests {
         $0.animation == $1.animation && $1.index == $0.index - 1
       })
   }
+
+  @Test("the predicted window is what the engine then draws, idle and speech alike")
+  func upcomingFrames() {
+    var driver = Driver()
+    driver.tick(at: 0)
+    driver.run(until: 0.35)
+    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 40)))
+    driver.engine.audioEnded()
+    for checkpoint in [0.35, 0.8, 1.6, 2.4] {
+      if driver.now < checkpoint { driver.run(until: checkpoint) }
+      let predicted = driver.engine.upcomingBaseFrames(40)
+      let before = driver.log.count
+      driver.run(until: driver.now + 4)
+      var drawn: [BaseFrameRef] = []
+      for entry in driver.log[before...] {
+        guard let frame = entry.frame else { continue }
+        let ref = BaseFrameRef(animation: frame.animation, index: frame.index)
+        if drawn.last != ref { drawn.append(ref) }
+      }
+      #expect(Array(drawn.prefix(predicted.count)) == predicted, "at \(checkpoint)")
+      driver = Driver()  // fresh run for the next checkpoint
+      driver.tick(at: 0)
+      driver.run(until: 0.35)
+      driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 40)))
+      driver.engine.audioEnded()
+    }
+  }
 }

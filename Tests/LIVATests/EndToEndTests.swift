@@ -1,5 +1,6 @@
 import Foundation
 import LIVAEngine
+import LIVAMedia
 import LIVAProtocol
 import LIVAServer
 import SocketIO
@@ -69,6 +70,8 @@ struct EndToEndTests {
       cacheRoot: FileManager.default.temporaryDirectory.appendingPathComponent(
         "liva-e2e-\(UUID().uuidString)"))
     clientConfiguration.resolution = 96
+    // Decoding keeps up with virtual time.
+    clientConfiguration.decodeScheduler = InlineDecodeScheduler()
     clientConfiguration.sendMessagesOverHTTP = http
     clientConfiguration.reconnection.initialDelay = .milliseconds(50)
     let link = VirtualDisplayLink()

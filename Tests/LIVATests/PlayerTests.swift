@@ -16,10 +16,12 @@ struct FixtureAvatar {
   let root: URL
   let store: BaseFrameStore
 
-  init() throws {
+  /// - Parameter memoryByteLimit: the store's decoded-frame memory; `preload`: decode every
+  ///   frame now (else only the player's window ever is).
+  init(memoryByteLimit: Int = 64 << 20, preload: Bool = true) throws {
     root = FileManager.default.temporaryDirectory.appendingPathComponent(
       "liva-player-\(UUID().uuidString)")
-    store = try BaseFrameStore(root: root)
+    store = try BaseFrameStore(root: root, memoryByteLimit: memoryByteLimit)
     let codec = SystemImageCodec()
     for (text, count) in Self.counts.sorted(by: { $0.key < $1.key }) {
       let name = try AnimationName(parsing: text)
@@ -30,7 +32,7 @@ struct FixtureAvatar {
         try store.storeFrame(try codec.encode(image, as: .png), index: index, of: name)
       }
       try store.finishDownload(name, version: "1")
-      try store.preload(name)
+      if preload { try store.preload(name) }
     }
   }
 
@@ -312,5 +314,44 @@ struct PlayerTests {
     )
     link.run(from: 4, to: 8)
     #expect(player.metrics.engine.holds(.waitingForNextChunk) > 0)
+  }
+
+  @Test(
+    "decode ahead, not preload: with memory for 14 frames, a message plays with no base-frame miss, and idle frame 0 stays in"
+  )
+  func decodeAhead() throws {
+    let frameBytes = FixtureAvatar.size * FixtureAvatar.size * 4
+    let avatar = try FixtureAvatar(memoryByteLimit: 14 * frameBytes, preload: false)
+    var configuration = LIVAPlayer.Configuration()
+    configuration.baseFrameBudget = 14 * frameBytes
+    let audio = HeadlessAudioOutput()
+    let recorder = Recorder()
+    let player = LIVAPlayer(
+      configuration: configuration, baseFrames: avatar.store, audio: audio,
+      surface: CallbackSurface { recorder.frames.append($0) },
+      decodeScheduler: InlineDecodeScheduler())
+    let link = VirtualDisplayLink()
+    link.start { player.tick(now: $0) }
+    let idleZero = AnimationName.idleForward
+    #expect(avatar.store.decodedFrame(0, of: idleZero) != nil)  // in before the first tick
+    link.tick(at: 0)
+    link.run(from: 0, to: 1)
+    speak(player, frames: try wireFrames(count: 60, tag: "w"), chunkSize: 30)
+    var idleZeroAlways = true
+    var peak = 0
+    for second in 1..<8 {
+      link.run(from: Double(second), to: Double(second + 1))
+      idleZeroAlways = idleZeroAlways && avatar.store.decodedFrame(0, of: idleZero) != nil
+      peak = max(peak, avatar.store.statistics.memoryBytes)
+    }
+    let metrics = player.metrics
+    #expect(metrics.baseFrameMisses == 0)
+    #expect(metrics.engine.overlayFramesDrawn == 60)
+    #expect(metrics.engine.pops == 0 && metrics.engine.desyncs == 0)
+    #expect(idleZeroAlways)
+    #expect(peak <= 14 * frameBytes)
+    #expect(player.mode == .idle)
+    // Fewer frames decoded at once than the avatar has: a window, not a preload.
+    #expect(peak < FixtureAvatar.counts.values.reduce(0, +) * frameBytes)
   }
 }

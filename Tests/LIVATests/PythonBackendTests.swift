@@ -1,6 +1,7 @@
 import Foundation
 import LIVA
 import LIVAEngine
+import LIVAMedia
 import LIVAProtocol
 import LIVAServer
 import LIVATestSupport
@@ -66,6 +67,8 @@ struct PythonBackendTests {
       cacheRoot: FileManager.default.temporaryDirectory.appendingPathComponent(
         "liva-py-\(UUID().uuidString)"))
     configuration.resolution = 96
+    // Decoding keeps up with virtual time.
+    configuration.decodeScheduler = InlineDecodeScheduler()
     configuration.reconnection.initialDelay = .milliseconds(50)
     configuration.auth = auth
     let link = VirtualDisplayLink()
