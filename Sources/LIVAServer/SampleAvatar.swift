@@ -14,7 +14,10 @@ import LIVAProtocol
 /// | `idle_1_e_talking_1_s` | 8 | 30 | into talking (with mouth sprites) |
 /// | `talking_1_s_talking_1_e`, `talking_1_e_talking_1_s` | 20 + 20 | 30 | a 1.33 s talking loop: nods, livelier motion |
 /// | `talking_1_e_idle_1_s` | 8 | 30 | back to idle (with mouth sprites) |
+/// | `idle_1_e_talking_2_s`, `talking_2_s_talking_2_e`, `talking_2_e_talking_2_s`, `talking_2_e_idle_1_s`, `talking_1_e_talking_2_s`, `talking_2_e_talking_1_s` | 8 + 20 + 20 + 8 + 8 + 8 | 30 | a second talking pose, leaning in, and the switches between the two (optional) |
 /// | `idle_1_e_hi_1_s`, `hi_1_s_hi_1_e`, `hi_1_e_idle_1_s` | 8 + 24 + 8 | 30 | a wave (optional) |
+///
+/// With both options (the default) these are the 15 animations of protocol.md's production set.
 ///
 /// **Key poses match exactly:** every animation's first frame is its start key pose and its
 /// last frame its end key pose, drawn from the same pose parameters, so any walk of the
@@ -32,7 +35,7 @@ public struct SampleAvatar: Sendable {
   public static let generatorName = "liva-sample-avatar"
   /// The generator's version: change it whenever the drawing or the animations change, so
   /// that cached packs are regenerated and clients refetch.
-  public static let generatorVersion = "1"
+  public static let generatorVersion = "2"
 
   /// What to generate.
   public struct Configuration: Hashable, Sendable {
@@ -42,12 +45,19 @@ public struct SampleAvatar: Sendable {
     public var height: Int
     /// Whether to include the greeting (`idle_1_e_hi_1_s`, `hi_1_s_hi_1_e`, `hi_1_e_idle_1_s`).
     public var includesGreeting: Bool
+    /// Whether to include the second talking pose (`talking_2`) and the switches between the
+    /// two talking poses.
+    public var includesSecondTalkingPose: Bool
 
     /// Creates a configuration.
-    public init(width: Int = 512, height: Int = 512, includesGreeting: Bool = true) {
+    public init(
+      width: Int = 512, height: Int = 512, includesGreeting: Bool = true,
+      includesSecondTalkingPose: Bool = true
+    ) {
       self.width = width
       self.height = height
       self.includesGreeting = includesGreeting
+      self.includesSecondTalkingPose = includesSecondTalkingPose
     }
   }
 
@@ -85,6 +95,7 @@ public struct SampleAvatar: Sendable {
   }
 
   private static let talking = Pose(state: "talking", number: 1)
+  private static let talking2 = Pose(state: "talking", number: 2)
   private static let hi = Pose(state: "hi", number: 1)
 
   private static let keyPoses: [KeyPose: CharacterPose] = [
@@ -94,6 +105,10 @@ public struct SampleAvatar: Sendable {
       headX: 0.0, headY: -0.004, tilt: -0.02, brow: 0.003, smile: 0.5),
     KeyPose(talking, .end): CharacterPose(
       headX: 0.006, headY: -0.002, tilt: 0.018, brow: 0.002, smile: 0.5, gazeX: 0.001),
+    KeyPose(talking2, .start): CharacterPose(
+      headX: -0.004, headY: 0.002, tilt: -0.03, brow: 0.005, smile: 0.7, gazeX: -0.001),
+    KeyPose(talking2, .end): CharacterPose(
+      headX: 0.002, headY: 0.003, tilt: -0.01, brow: 0.004, smile: 0.7, gazeX: 0.001),
     KeyPose(hi, .start): CharacterPose(
       headX: 0.004, tilt: 0.03, brow: 0.007, smile: 1, hand: 1, wave: -0.2),
     KeyPose(hi, .end): CharacterPose(
@@ -147,6 +162,38 @@ public struct SampleAvatar: Sendable {
         fps: 30, speech: true
       ) { _, _, _ in },
     ]
+    if configuration.includesSecondTalkingPose {
+      let talking = Self.talking
+      let talking2 = Self.talking2
+      let start2 = KeyPose(talking2, .start)
+      let end2 = KeyPose(talking2, .end)
+      list += [
+        Spec(name: AnimationName(from: .idleEnd, to: start2), frames: 8, fps: 30, speech: true) {
+          pose, u, _ in pose.brow += 0.004 * Self.bump(u)
+        },
+        Spec(name: AnimationName(from: start2, to: end2), frames: 20, fps: 30, speech: true) {
+          pose, u, _ in
+          pose.headY += 0.005 * Self.wave(u, 2)
+          pose.tilt += 0.01 * Self.wave(u, 1)
+        },
+        Spec(name: AnimationName(from: end2, to: .idleStart), frames: 8, fps: 30, speech: true) {
+          _, _, _ in
+        },
+        Spec(name: AnimationName(from: end2, to: start2), frames: 20, fps: 30, speech: true) {
+          pose, u, seconds in
+          pose.headX += 0.004 * Self.wave(u, 1)
+          pose.eyeOpen = Self.blink(seconds, center: 0.4, halfWidth: 0.1)
+        },
+        Spec(
+          name: AnimationName(from: KeyPose(talking, .end), to: start2), frames: 8, fps: 30,
+          speech: true
+        ) { _, _, _ in },
+        Spec(
+          name: AnimationName(from: end2, to: KeyPose(talking, .start)), frames: 8, fps: 30,
+          speech: true
+        ) { _, _, _ in },
+      ]
+    }
     if configuration.includesGreeting {
       list += [
         Spec(

@@ -44,9 +44,32 @@ func progress(_ text: String) {
   FileHandle.standardOutput.write(Data((text + "\n").utf8))
 }
 
+/// A frame size on the command line: `512` (square) or `1280x768`.
+struct FrameSize: ExpressibleByArgument, CustomStringConvertible {
+  var width: Int
+  var height: Int
+
+  init(width: Int, height: Int) {
+    self.width = width
+    self.height = height
+  }
+
+  init?(argument: String) {
+    let parts = argument.lowercased().split(whereSeparator: { $0 == "x" || $0 == "×" })
+    guard (1...2).contains(parts.count), let width = Int(parts[0]),
+      let height = Int(parts.last ?? parts[0]), width > 0, height > 0
+    else { return nil }
+    self.init(width: width, height: height)
+  }
+
+  var description: String { width == height ? "\(width)" : "\(width)x\(height)" }
+  /// `userResolution`: the longer side.
+  var resolution: Int { max(width, height) }
+}
+
 /// Generates (or reuses) the sample avatar, with progress output.
-func sampleAvatar(size: Int, cacheRoot: URL) throws -> AvatarPack {
-  let avatar = try SampleAvatar(configuration: .init(width: size, height: size))
+func sampleAvatar(size: FrameSize, cacheRoot: URL) throws -> AvatarPack {
+  let avatar = try SampleAvatar(configuration: .init(width: size.width, height: size.height))
   let reported = Counter()
   return try avatar.cachedPack(in: cacheRoot.appendingPathComponent("avatars")) { done, total in
     let percent = total == 0 ? 100 : done * 100 / total
@@ -79,8 +102,8 @@ struct Demo: AsyncParsableCommand {
   @Option(help: "Where demo.mp4 (or the frames and audio), report.json go.")
   var output = "liva-demo"
 
-  @Option(help: "Output size in pixels (square).")
-  var size = 512
+  @Option(help: "The sample avatar's frame size: 512 (square) or 1280x768; the video follows it.")
+  var size = FrameSize(width: 512, height: 512)
 
   @Option(help: "Clock skew of the headless audio output (e.g. 0.01 for 1 % fast), to test sync.")
   var audioSkew = 0.0
@@ -95,7 +118,8 @@ struct Demo: AsyncParsableCommand {
 
   func run() async throws {
     let cacheRoot = defaultCacheRoot()
-    progress("liva demo: preparing the sample avatar (\(size)×\(size)) in \(cacheRoot.path)")
+    progress(
+      "liva demo: preparing the sample avatar (\(size.width)×\(size.height)) in \(cacheRoot.path)")
     let pack = try sampleAvatar(size: size, cacheRoot: cacheRoot)
     var backendConfiguration = BackendConfiguration()
     backendConfiguration.encoding = binary ? .binary : .base64
@@ -123,8 +147,8 @@ struct Demo: AsyncParsableCommand {
         "Thank you for watching this demo.",
       ] : say
     let session = SessionOptions(
-      serverURL: "http://127.0.0.1:\(port)", userID: "demo", agentID: "sample", resolution: size,
-      cacheRoot: cacheRoot.appendingPathComponent("client-\(size)"),
+      serverURL: "http://127.0.0.1:\(port)", userID: "demo", agentID: "sample",
+      resolution: size.resolution, cacheRoot: cacheRoot.appendingPathComponent("client-\(size)"),
       output: URL(fileURLWithPath: output), messages: sentences, greet: true, audioSkew: audioSkew,
       logger: try log.logger("liva"))
     try await runSession(session)
@@ -182,8 +206,8 @@ struct Serve: AsyncParsableCommand {
   @Option(help: "Port to listen on.")
   var port = 5000
 
-  @Option(help: "Sample avatar size in pixels (square).")
-  var size = 512
+  @Option(help: "Sample avatar frame size: 512 (square) or 1280x768.")
+  var size = FrameSize(width: 512, height: 512)
 
   @Flag(help: "Send images and audio as binary attachments instead of base64.")
   var binary = false
@@ -242,14 +266,14 @@ struct Avatar: AsyncParsableCommand {
     @Option(help: "Where to write the pack.")
     var output = "sample-avatar"
 
-    @Option(help: "Frame size in pixels (square).")
-    var size = 512
+    @Option(help: "Frame size: 512 (square) or 1280x768 (the production set of 15 animations).")
+    var size = FrameSize(width: 512, height: 512)
 
     func run() async throws {
-      let avatar = try SampleAvatar(configuration: .init(width: size, height: size))
+      let avatar = try SampleAvatar(configuration: .init(width: size.width, height: size.height))
       let target = URL(fileURLWithPath: output)
       let reported = Counter()
-      progress("liva avatar generate: \(size)×\(size) into \(target.path)")
+      progress("liva avatar generate: \(size.width)×\(size.height) into \(target.path)")
       try avatar.write(to: target) { done, total in
         let percent = total == 0 ? 100 : done * 100 / total
         if reported.advance(to: percent / 10) { progress("  \(percent) %") }

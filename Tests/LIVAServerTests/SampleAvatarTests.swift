@@ -44,14 +44,20 @@ struct SampleAvatarTests {
     let required = [
       "idle_1_s_idle_1_e", "idle_1_e_idle_1_s", "idle_1_e_talking_1_s",
       "talking_1_s_talking_1_e", "talking_1_e_talking_1_s", "talking_1_e_idle_1_s",
+      "idle_1_e_talking_2_s", "talking_2_s_talking_2_e", "talking_2_e_idle_1_s",
+      "talking_2_e_talking_2_s", "talking_1_e_talking_2_s", "talking_2_e_talking_1_s",
       "idle_1_e_hi_1_s", "hi_1_s_hi_1_e", "hi_1_e_idle_1_s",
     ]
-    for text in required { #expect(pack.frameCount(of: name(text)) != nil, "\(text)") }
+    // protocol.md's production set, all 15, and nothing else.
+    #expect(Set(pack.animations.keys.map(\.rawValue)) == Set(required))
+    #expect(Set(BaseFrameStore.priorityOrder.map(\.rawValue)) == Set(required))
     let speech = Set(pack.animations.filter(\.value.speech).keys.map(\.rawValue))
     #expect(
       speech == [
         "idle_1_e_talking_1_s", "talking_1_s_talking_1_e", "talking_1_e_talking_1_s",
-        "talking_1_e_idle_1_s",
+        "talking_1_e_idle_1_s", "idle_1_e_talking_2_s", "talking_2_s_talking_2_e",
+        "talking_2_e_idle_1_s", "talking_2_e_talking_2_s", "talking_1_e_talking_2_s",
+        "talking_2_e_talking_1_s",
       ])
     // The graph walks idle → talking → idle.
     let graph = pack.graph
@@ -246,7 +252,7 @@ struct SampleAvatarTests {
       try pack.overlayData(name("idle_1_s_idle_1_e"), frame: 0, viseme: .a)
     }
     #expect(throws: LIVAServerError.self) {
-      try pack.baseFrameData(name("talking_2_s_talking_2_e"), frame: 0)
+      try pack.baseFrameData(name("talking_3_s_talking_3_e"), frame: 0)
     }
     #expect(throws: LIVAServerError.self) {
       try SampleAvatar(configuration: .init(width: 0, height: 10))
