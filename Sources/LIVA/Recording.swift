@@ -3,8 +3,7 @@ import LIVAEngine
 import LIVAMedia
 
 /// A surface that records: it keeps the picture on screen, samples it at a constant video rate
-/// on the display clock, encodes the samples as PNG files off the display thread (at most six
-/// waiting: a slower encoder holds the caller back rather than filling memory), and keeps a
+/// on the display clock, encodes the samples as PNG files off the display thread, and keeps a
 /// per-frame timeline for the report.
 public final class RecordingSurface: RenderSurface {
   /// One presented frame, as the report lists it.
@@ -63,9 +62,6 @@ public final class RecordingSurface: RenderSurface {
   private let state = Protected(State())
   private let queue = DispatchQueue(label: "liva.recorder")
   private let group = DispatchGroup()
-  /// At most this many sampled frames wait for the encoder: a recorder slower than real time
-  /// slows the caller (seen as late ticks) instead of holding every frame in memory.
-  private let inFlight = DispatchSemaphore(value: 6)
   private let codec = SystemImageCodec()
 
   /// Creates a recorder writing `frame_%05d.png` files into `directory` at `videoRate`.
@@ -110,13 +106,9 @@ public final class RecordingSurface: RenderSurface {
       return due
     }
     for (number, frame) in due {
-      inFlight.wait()
       group.enter()
-      queue.async { [directory, codec, group, state, inFlight] in
-        defer {
-          inFlight.signal()
-          group.leave()
-        }
+      queue.async { [directory, codec, group, state] in
+        defer { group.leave() }
         guard
           let image = try? RGBAImage(
             width: frame.width, height: frame.height, pixels: frame.pixels),
