@@ -57,13 +57,7 @@ struct FreezeDetectorTests {
     // Chunk 0 of a message whose chunk 1 (and audio_end) never come: the last mouth is held
     // for the boundary hold (1 s), waiting for a chunk that can still come.
     let frames = try wireFrames(count: 30, tag: "f")
-    player.handle(.frameImagesBatch(FrameImagesBatch(frames: frames, chunkIndex: 0)))
-    player.handle(
-      .audioChunk(
-        AudioChunk(
-          audio: silentMP3(seconds: 1), chunkIndex: 0,
-          animations: [ChunkAnimation(animationName: frames[0].animationName, sections: [frames])]))
-    )
+    tests.sendChunkZero(player, frames: frames)
     link.run(from: 2, to: 7)
     let freezes = player.metrics.freezes.freezes
     #expect(freezes.map(\.cause) == [.waitingForNextChunk])

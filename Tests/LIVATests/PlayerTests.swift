@@ -118,6 +118,19 @@ struct PlayerTests {
     return (player, link, audio, recorder)
   }
 
+  /// Chunk 0 of a message: its images (batch 0), then its plan and audio (`frames.count / 30`
+  /// s); no `chunk_images_ready`, no `audio_end`.
+  func sendChunkZero(_ player: LIVAPlayer, frames: [OverlayFrame]) {
+    player.handle(
+      .frameImagesBatch(FrameImagesBatch(frames: frames, chunkIndex: 0, batchIndex: 0)))
+    player.handle(
+      .audioChunk(
+        AudioChunk(
+          audio: silentMP3(seconds: Double(frames.count) / 30), chunkIndex: 0,
+          animations: [ChunkAnimation(animationName: frames[0].animationName, sections: [frames])]))
+    )
+  }
+
   func speak(_ player: LIVAPlayer, frames: [OverlayFrame], chunkSize: Int) {
     var start = 0
     var index = 0
@@ -292,26 +305,14 @@ struct PlayerTests {
     link.tick(at: 0)
     player.connectionLost()  // the status task ran first
     let frames = try wireFrames(count: 20, tag: "d")
-    player.handle(.frameImagesBatch(FrameImagesBatch(frames: frames, chunkIndex: 0)))
-    player.handle(
-      .audioChunk(
-        AudioChunk(
-          audio: silentMP3(seconds: 20.0 / 30), chunkIndex: 0,
-          animations: [ChunkAnimation(animationName: frames[0].animationName, sections: [frames])]))
-    )
+    sendChunkZero(player, frames: frames)
     link.run(from: 0, to: 4)
     #expect(audio.segments.count == 1)
     #expect(player.metrics.engine.holds(.waitingForNextChunk) == 0)
     #expect(player.mode == .idle)
     // Back online, a message without audio_end waits at its boundary again.
     player.connectionRestored()
-    player.handle(.frameImagesBatch(FrameImagesBatch(frames: frames, chunkIndex: 0, batchIndex: 0)))
-    player.handle(
-      .audioChunk(
-        AudioChunk(
-          audio: silentMP3(seconds: 20.0 / 30), chunkIndex: 0,
-          animations: [ChunkAnimation(animationName: frames[0].animationName, sections: [frames])]))
-    )
+    sendChunkZero(player, frames: frames)
     link.run(from: 4, to: 8)
     #expect(player.metrics.engine.holds(.waitingForNextChunk) > 0)
   }

@@ -14,10 +14,7 @@ import Testing
 /// arrived and been decoded.
 @Suite("End to end: LIVAClient ↔ python-socketio backend", .serialized)
 struct PythonBackendTests {
-  final class Frames: @unchecked Sendable {
-    // @unchecked: the virtual display link presents on the test's task only.
-    var all: [RenderedFrame] = []
-  }
+  typealias Frames = EndToEndTests.Frames
 
   struct Rig {
     let backend: PythonProcess
