@@ -98,14 +98,16 @@ struct PlayerTests {
     var frames: [RenderedFrame] = []
   }
 
-  func makePlayer(skew: Double = 0) throws -> (
-    LIVAPlayer, VirtualDisplayLink, HeadlessAudioOutput, Recorder
-  ) {
-    let avatar = try FixtureAvatar()
+  func makePlayer(
+    skew: Double = 0, avatar: FixtureAvatar? = nil,
+    configure: (inout LIVAPlayer.Configuration) -> Void = { _ in }
+  ) throws -> (LIVAPlayer, VirtualDisplayLink, HeadlessAudioOutput, Recorder) {
+    let avatar = try avatar ?? FixtureAvatar()
     var configuration = LIVAPlayer.Configuration()
     configuration.width = 64
     configuration.height = 64
     configuration.featherWidth = 0
+    configure(&configuration)
     let audio = HeadlessAudioOutput(clockSkew: skew)
     let recorder = Recorder()
     // Decodes run inline: a handled event's images are decoded when `handle` returns.
@@ -323,16 +325,9 @@ struct PlayerTests {
   func decodeAhead() throws {
     let frameBytes = FixtureAvatar.size * FixtureAvatar.size * 4
     let avatar = try FixtureAvatar(memoryByteLimit: 14 * frameBytes, preload: false)
-    var configuration = LIVAPlayer.Configuration()
-    configuration.baseFrameBudget = 14 * frameBytes
-    let audio = HeadlessAudioOutput()
-    let recorder = Recorder()
-    let player = LIVAPlayer(
-      configuration: configuration, baseFrames: avatar.store, audio: audio,
-      surface: CallbackSurface { recorder.frames.append($0) },
-      decodeScheduler: InlineDecodeScheduler())
-    let link = VirtualDisplayLink()
-    link.start { player.tick(now: $0) }
+    let (player, link, _, _) = try makePlayer(avatar: avatar) {
+      $0.baseFrameBudget = 14 * frameBytes
+    }
     let idleZero = AnimationName.idleForward
     #expect(avatar.store.decodedFrame(0, of: idleZero) != nil)  // in before the first tick
     link.tick(at: 0)
