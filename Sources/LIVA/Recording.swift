@@ -62,7 +62,11 @@ public final class RecordingSurface: RenderSurface {
   private let state = Protected(State())
   private let queue = DispatchQueue(label: "liva.recorder")
   private let group = DispatchGroup()
-  private let codec = SystemImageCodec()
+  private let codec: SystemImageCodec = {
+    var codec = SystemImageCodec()
+    codec.pngFavoursSpeed = true  // a frame every 1/30 s must not fall behind
+    return codec
+  }()
 
   /// Creates a recorder writing `frame_%05d.png` files into `directory` at `videoRate`.
   public init(directory: URL, videoRate: Double = 30) throws {

@@ -17,6 +17,10 @@ public struct SystemImageCodec: ImageCodec {
     private let webp: Result<WebPLibrary, LIVAMediaError>
   #endif
 
+  /// Whether PNG encoding favours speed over size (a recorder writing a frame every 1/30 s);
+  /// false: libpng's default compression.
+  public var pngFavoursSpeed = false
+
   /// Creates the codec. On Linux this opens `libwebp.so.7`; when it is missing, PNG and
   /// JPEG still work and WebP calls throw `libraryUnavailable`.
   public init() {
@@ -72,7 +76,7 @@ public struct SystemImageCodec: ImageCodec {
     switch format {
     case .png:
       #if os(Linux)
-        return try PNGCodec.encode(image)
+        return try PNGCodec.encode(image, fast: pngFavoursSpeed)
       #elseif canImport(ImageIO)
         return try ImageIOCodec.encodePNG(image)
       #else

@@ -14,6 +14,9 @@ struct ImageCodecTests {
     let encoded = try codec.encode(image, as: .png)
     #expect(ImageFormat(sniffing: encoded) == .png)
     #expect(try codec.decode(encoded) == image)
+    var fast = SystemImageCodec()
+    fast.pngFavoursSpeed = true  // the recorder's setting: still lossless
+    #expect(try codec.decode(try fast.encode(image, as: .png)) == image)
   }
 
   @Test(
