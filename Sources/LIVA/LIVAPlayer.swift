@@ -292,7 +292,7 @@ public final class LIVAPlayer: Sendable {
       }
       perform(actions)
     case .playBaseAnimation(let name):
-      perform(state.withLock { $0.engine.requestAnimation(name) }, at: nil)
+      play(name)
     case .baseAnimationsManifest, .animationTotalFrames, .baseFrame, .animationFramesComplete:
       break
     }
@@ -338,6 +338,7 @@ public final class LIVAPlayer: Sendable {
   /// its images, and returns the avatar to idle through the animation graph.
   public func interrupt() {
     perform(state.withLock { $0.engine.interrupt() }, at: nil)
+    updateWindow()  // the way back to idle starts on the next slot
   }
 
   /// The connection is back: messages from now on can be streamed to their end again.
@@ -386,6 +387,7 @@ public final class LIVAPlayer: Sendable {
   /// Asks for a base animation (e.g. `hi_1_s_hi_1_e`) when the avatar is idle.
   public func play(_ animation: AnimationName) {
     perform(state.withLock { $0.engine.requestAnimation(animation) }, at: nil)
+    updateWindow()  // its walk may start on the next slot
   }
 
   /// Counts an event that failed validation (the transport logs and drops it).
