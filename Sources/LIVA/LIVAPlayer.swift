@@ -285,10 +285,10 @@ public final class LIVAPlayer: Sendable {
     switch event {
     case .audioChunk, .frameImagesBatch, .frameImage, .chunkImagesReady, .audioEnd,
       .animationChunkMetadata:
-      if case .audioChunk = event { state.withLock { $0.metrics.chunksReceived += 1 } }
-      if case .audioEnd = event { state.withLock { $0.metrics.audioEndsReceived += 1 } }
       let actions = state.withLock { state in
-        state.receiver.receive(event, now: state.lastTick ?? 0)
+        if case .audioChunk = event { state.metrics.chunksReceived += 1 }
+        if case .audioEnd = event { state.metrics.audioEndsReceived += 1 }
+        return state.receiver.receive(event, now: state.lastTick ?? 0)
       }
       perform(actions)
     case .playBaseAnimation(let name):

@@ -2,7 +2,8 @@ import LIVAProtocol
 
 // Speech: chunks, overlay frames, boundaries, interrupts.
 extension State {
-  /// Whether an image is drawable, or the frame will be skipped without waiting for it.
+  /// Whether a frame can be drawn now: its images are ready, or known lost (it is drawn
+  /// without them), or it has no base frame of its own.
   func isReadyOrSkippable(_ frame: PlannedFrame) -> Bool {
     frame.isContinuation || resolvedIndex(of: frame) == nil
       || frame.layers.allSatisfy { readyKeys.contains($0.key) || failedKeys.contains($0.key) }
@@ -241,7 +242,7 @@ extension State {
     let id = ChunkID(message: current.id, index: plan.index)
     for (position, frame) in plan.frames.enumerated() where frame.baseFrame < 0 {
       warn(
-        .negativeFrameIndex, "negative frame number \(frame.baseFrame): the frame will be skipped",
+        .negativeFrameIndex, "negative frame number \(frame.baseFrame): drawn without its mouth",
         chunk: id, frame: position, protocolIssue: true)
     }
     let chunk = QueuedChunk(

@@ -310,8 +310,6 @@ public struct EngineWarning: Hashable, Sendable, CustomStringConvertible {
     public static let cut = Code("cut")
     /// A requested animation is not available, or too many requests were pending.
     public static let requestDropped = Code("requestDropped")
-    /// An overlay frame was skipped after holding too long.
-    public static let overlaySkipped = Code("overlaySkipped")
     /// A frame was drawn without its mouth: its image failed, was rejected, or never came.
     public static let mouthLost = Code("mouthLost")
 

@@ -224,13 +224,8 @@ public enum ClientRequest: Sendable, Hashable {
 extension WireValue {
   /// A string, or a number as its decimal text (tolerant reading of string fields).
   fileprivate var text: String? {
-    switch self {
-    case .string(let text): return text
-    case .number(let number) where number.isFinite:
-      return number.rounded() == number && number.magnitude < 1e15
-        ? String(Int64(number)) : String(number)
-    default: return nil
-    }
+    if case .string(let text) = self { return text }
+    return decimalText
   }
 }
 

@@ -89,10 +89,7 @@ struct EventReader {
     -> String?
   {
     lenient(member) { (value) throws(LIVAProtocolError) -> String in
-      if case .number(let number) = value, number.isFinite {
-        return number.rounded() == number && number.magnitude < 1e15
-          ? String(Int64(number)) : String(number)
-      }
+      if let text = value.decimalText { return text }
       return try string(value, at: Self.join(parent, key))
     }
   }
@@ -370,5 +367,14 @@ struct EventReader {
       at: Self.join(parent, key))
     let declared = try optionalString(mime, mimeKey, in: parent)
     return EncodedImage(data: bytes, mimeType: declared ?? urlMIME)
+  }
+}
+
+extension WireValue {
+  /// A finite number as decimal text (`7`, not `7.0`, for whole numbers); nil otherwise.
+  var decimalText: String? {
+    guard case .number(let number) = self, number.isFinite else { return nil }
+    return number.rounded() == number && number.magnitude < 1e15
+      ? String(Int64(number)) : String(number)
   }
 }
