@@ -1,0 +1,39 @@
+/// Little- and big-endian reads from a byte array that return `nil` past the end instead of
+/// trapping. Offsets are absolute indices into `bytes`.
+struct ByteView {
+  let bytes: [UInt8]
+
+  init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+  var count: Int { bytes.count }
+
+  @inline(__always)
+  func has(_ offset: Int, _ length: Int) -> Bool {
+    offset >= 0 && length >= 0 && offset <= bytes.count - length
+  }
+
+  @inline(__always)
+  func u8(_ offset: Int) -> UInt8? {
+    has(offset, 1) ? bytes[offset] : nil
+  }
+
+  @inline(__always)
+  func u16le(_ offset: Int) -> UInt16? {
+    guard has(offset, 2) else { return nil }
+    return UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
+  }
+
+  @inline(__always)
+  func u32le(_ offset: Int) -> UInt32? {
+    guard has(offset, 4) else { return nil }
+    return UInt32(bytes[offset]) | UInt32(bytes[offset + 1]) << 8
+      | UInt32(bytes[offset + 2]) << 16 | UInt32(bytes[offset + 3]) << 24
+  }
+
+  @inline(__always)
+  func u32be(_ offset: Int) -> UInt32? {
+    guard has(offset, 4) else { return nil }
+    return UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16
+      | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
+  }
+}

@@ -1,0 +1,268 @@
+import Logging
+import Synchronization
+
+/// Settings of an animation. The defaults suit real payloads.
+public struct PngineConfiguration: Sendable, Hashable {
+  /// How the payload is handed to the executor (default ``LoadingMode/automatic``).
+  public var loadingMode: LoadingMode
+  /// Caps of the format stage.
+  public var formatLimits: FormatLimits
+  /// Caps of the runtime stage (fuel, memory, command buffer size).
+  public var runtimeLimits: RuntimeLimits
+  /// Whether each buffer goes through ``CommandValidator`` (default true).
+  public var validatesCommands: Bool
+
+  /// Makes a configuration.
+  public init(
+    loadingMode: LoadingMode = .automatic, formatLimits: FormatLimits = FormatLimits(),
+    runtimeLimits: RuntimeLimits = RuntimeLimits(), validatesCommands: Bool = true
+  ) {
+    self.loadingMode = loadingMode
+    self.formatLimits = formatLimits
+    self.runtimeLimits = runtimeLimits
+    self.validatesCommands = validatesCommands
+  }
+}
+
+/// A blob a command points at, resolved against the executor's memory right after the call.
+public enum Blob: Sendable, Hashable {
+  /// The bytes, copied out (bounds checked first).
+  case bytes([UInt8])
+  /// The legacy split-mode sentinel (`0xAAAAAAAA`, length 0): nothing was read.
+  case legacySentinel
+
+  /// The bytes as UTF-8 text (WGSL, JSON), or `nil` for the sentinel.
+  public var text: String? {
+    if case .bytes(let b) = self { return String(decoding: b, as: UTF8.self) }
+    return nil
+  }
+}
+
+/// One call's output: the raw result, the decoded and validated buffer, and its blobs.
+public struct FrameOutput: Sendable, Hashable {
+  /// Status and raw bytes.
+  public var result: ExecutorCallResult
+  /// The decoded buffer.
+  public var buffer: CommandBuffer
+  /// The blob of each command that has one, by the command's index in `buffer.commands`.
+  public var blobs: [Int: Blob]
+}
+
+/// What loading found.
+public struct LoadReport: Sendable, Hashable {
+  /// The executor's declarations.
+  public var executor: ExecutorInfo
+  /// The ABI version (`getAbiVersion()`, or 1 when absent).
+  public var abiVersion: UInt32
+  /// The mode actually used (``LoadingMode/automatic`` resolved).
+  public var mode: LoadingMode
+  /// The output of `init()`: the resource-creation commands.
+  public var initOutput: FrameOutput
+}
+
+/// A PNGine animation: a payload's own executor on WasmKit behind one lock, its command
+/// stream decoded and validated, and its diagnostics.
+///
+/// All methods may be called from any thread; calls into the executor are serialised by a
+/// `Mutex` (WasmKit's types are not `Sendable`, so the executor never leaves it).
+/// ``load(png:)`` → ``frame(time:width:height:)`` … → ``unload()``; loading again replaces
+/// the executor; after ``unload()`` frames fail with ``PngineError/Code/notInitialized``.
+public final class PngineAnimation: Sendable {
+  private struct Loaded {
+    let executor: Executor
+    var validator: CommandValidator
+  }
+
+  /// The configuration given at creation.
+  public let configuration: PngineConfiguration
+  /// Counters for this animation, readable from any thread.
+  public let diagnostics = PngineDiagnostics()
+  private let logger: Logger
+  private let reporter: ErrorReporter?
+  // The executor and its validator; `Loaded` holds WasmKit objects that are not Sendable
+  // and never leave this lock.
+  private let state = Mutex<Loaded?>(nil)
+
+  /// Makes an unloaded animation.
+  /// - Parameters:
+  ///   - configuration: limits and loading mode.
+  ///   - logger: where the runtime logs (the fallback to single-buffer mode at `notice`,
+  ///     per-frame detail at `trace`); the library never bootstraps logging.
+  ///   - reporter: where errors are logged, de-duplicated and rate-limited; `nil` logs none
+  ///     (they still reach ``diagnostics``).
+  public init(
+    configuration: PngineConfiguration = PngineConfiguration(),
+    logger: Logger = Logger(label: "pngine", factory: { _ in SwiftLogNoOpLogHandler() }),
+    reporter: ErrorReporter? = nil
+  ) {
+    self.configuration = configuration
+    self.logger = logger
+    self.reporter = reporter
+  }
+
+  /// Whether an executor is loaded.
+  public var isLoaded: Bool { state.withLock { $0 != nil } }
+
+  /// Reads a PNG and loads its payload (``load(payload:)``).
+  @discardableResult
+  public func load(png bytes: [UInt8]) throws(PngineError) -> LoadReport {
+    try recording { () throws(PngineError) in
+      let file = try PNGFile.read(bytes, limits: configuration.formatLimits)
+      guard let payload = file.payloadBytes else {
+        throw PngineError(.noPayload, "the PNG has no pNGb chunk", location: .init(chunk: "pNGb"))
+      }
+      return try loadLocked(try PNGBPayload(payload))
+    }
+  }
+
+  /// Loads a payload: checks and instantiates its embedded executor, hands it the payload,
+  /// calls `init()`. Refuses a payload without an embedded executor. Replaces any executor
+  /// already loaded.
+  @discardableResult
+  public func load(payload: PNGBPayload) throws(PngineError) -> LoadReport {
+    try recording { () throws(PngineError) in try loadLocked(payload) }
+  }
+
+  private func loadLocked(_ payload: PNGBPayload) throws(PngineError) -> LoadReport {
+    guard let executorBytes = payload.executorBytes else {
+      throw PngineError(
+        .executorMissing,
+        "the payload has no embedded executor (PNGB flags bit 0 clear); only its own executor can run it faithfully",
+        location: .init(chunk: "pNGb", byteOffset: 6))
+    }
+    let configuration = self.configuration
+    let logger = self.logger
+    let diagnostics = self.diagnostics
+    return try state.withLock { (slot: inout Loaded?) throws(PngineError) -> LoadReport in
+      slot = nil
+      let executor = try Executor(
+        bytes: Array(executorBytes), limits: configuration.runtimeLimits, logger: logger)
+      let mode: LoadingMode
+      switch configuration.loadingMode {
+      case .automatic:
+        if executor.info.layout == .legacy {
+          mode = .singleBuffer
+          logger.notice(
+            "legacy executor (no getAbiVersion, imports env.log): its split mode leaves blob pointers at 0xAAAAAAAA, loading in single-buffer mode"
+          )
+        } else {
+          mode = .split
+        }
+      case .split, .singleBuffer: mode = configuration.loadingMode
+      }
+      try executor.load(payload, singleBuffer: mode == .singleBuffer)
+      let abi = try executor.abiVersion()
+      var loaded = Loaded(executor: executor, validator: CommandValidator())
+      diagnostics.recordCall()
+      let result = try executor.callInit()
+      let output = try Self.finish(
+        result, loaded: &loaded, configuration: configuration, diagnostics: diagnostics,
+        frame: false)
+      slot = loaded
+      return LoadReport(executor: executor.info, abiVersion: abi, mode: mode, initOutput: output)
+    }
+  }
+
+  /// Runs one frame: `frame(time, width, height)`, then decodes, resolves and validates its
+  /// buffer. A nonzero status throws ``PngineError/Code/executorStatus`` (the buffer is not to
+  /// be executed).
+  public func frame(time: Float, width: UInt32, height: UInt32) throws(PngineError) -> FrameOutput {
+    let configuration = self.configuration
+    let diagnostics = self.diagnostics
+    return try recording { () throws(PngineError) in
+      try state.withLock { (slot: inout Loaded?) throws(PngineError) -> FrameOutput in
+        guard var loaded = slot else {
+          throw PngineError(
+            .notInitialized, "no executor is loaded", location: .init(call: "frame"))
+        }
+        diagnostics.recordCall()
+        let result = try loaded.executor.callFrame(time: time, width: width, height: height)
+        let output = try Self.finish(
+          result, loaded: &loaded, configuration: configuration, diagnostics: diagnostics,
+          frame: true)
+        slot = loaded
+        return output
+      }
+    }
+  }
+
+  /// Runs one frame and returns the raw buffer only: no decoding, no blobs, no validation,
+  /// a nonzero status returned rather than thrown. For hosts that forward the bytes and for
+  /// measuring the executor alone.
+  public func frameRaw(time: Float, width: UInt32, height: UInt32) throws(PngineError)
+    -> ExecutorCallResult
+  {
+    let diagnostics = self.diagnostics
+    return try recording { () throws(PngineError) in
+      try state.withLock { (slot: inout Loaded?) throws(PngineError) -> ExecutorCallResult in
+        guard let loaded = slot else {
+          throw PngineError(
+            .notInitialized, "no executor is loaded", location: .init(call: "frame"))
+        }
+        diagnostics.recordCall()
+        return try loaded.executor.callFrame(time: time, width: width, height: height)
+      }
+    }
+  }
+
+  /// The executor's frame counter (`getFrameCounter()`), if it has one.
+  public func frameCounter() throws(PngineError) -> UInt32? {
+    try state.withLock { (slot: inout Loaded?) throws(PngineError) -> UInt32? in
+      guard let loaded = slot else {
+        throw PngineError(.notInitialized, "no executor is loaded")
+      }
+      return try loaded.executor.frameCounter()
+    }
+  }
+
+  /// Drops the executor and its memory. Harmless when nothing is loaded.
+  public func unload() {
+    state.withLock { $0 = nil }
+  }
+
+  /// Records a thrown error in diagnostics and the reporter, then rethrows it.
+  private func recording<T>(_ body: () throws(PngineError) -> T) throws(PngineError) -> T {
+    do {
+      return try body()
+    } catch {
+      diagnostics.record(error)
+      reporter?.report(error)
+      throw error
+    }
+  }
+
+  private static func finish(
+    _ result: ExecutorCallResult, loaded: inout Loaded, configuration: PngineConfiguration,
+    diagnostics: PngineDiagnostics, frame: Bool
+  ) throws(PngineError) -> FrameOutput {
+    guard result.status == 0 else {
+      throw PngineError(
+        .executorStatus, "\(result.call) returned status \(result.status)",
+        location: .init(call: result.call), executorStatus: result.status)
+    }
+    let buffer = try CommandBuffer(
+      decoding: result.bytes, layout: loaded.executor.info.layout, call: result.call)
+    var blobs: [Int: Blob] = [:]
+    var sentinels = 0
+    for (index, decoded) in buffer.commands.enumerated() {
+      guard let ref = decoded.command.blobs.first else { continue }
+      if ref.isLegacySentinel {
+        blobs[index] = .legacySentinel
+        sentinels += 1
+        continue
+      }
+      guard let bytes = loaded.executor.read(pointer: ref.pointer, length: ref.length) else {
+        throw PngineError(
+          .pointerOutOfBounds,
+          "blob \(ref) lies past the \(loaded.executor.memoryByteCount) bytes of memory",
+          location: .init(byteOffset: decoded.offset, opcode: decoded.opcode, call: result.call))
+      }
+      blobs[index] = .bytes(bytes)
+    }
+    if configuration.validatesCommands {
+      try loaded.validator.validate(buffer, call: result.call)
+    }
+    diagnostics.record(buffer, frame: frame, unresolvedBlobs: sentinels)
+    return FrameOutput(result: result, buffer: buffer, blobs: blobs)
+  }
+}

@@ -1,0 +1,236 @@
+import Logging
+import WasmKit
+
+/// How the payload is handed to the executor (`docs/abi.md` §4).
+public enum LoadingMode: String, Sendable, Hashable, CaseIterable {
+  /// Split mode for current executors; single-buffer for the legacy ones (their split mode
+  /// leaves every blob pointer at `0xAAAAAAAA`), logged. The default.
+  case automatic
+  /// Always split mode: `payload[0..<data]` into the bytecode buffer, the data section into
+  /// the data buffer. What the conformance oracle recorded.
+  case split
+  /// Always single-buffer: `payload[0..<wgsl]` into the bytecode buffer, `setDataLen` never
+  /// called.
+  case singleBuffer
+}
+
+/// Settings of the runtime stage.
+public struct RuntimeLimits: Sendable, Hashable {
+  /// Fuel (≈ WebAssembly operators) per call of `init` or `frame`, and per helper call.
+  /// The fixtures need at most ~26 k; the default is 10 M.
+  public var fuelPerCall: UInt64
+  /// The largest memory an executor may declare or grow to, in 64 KiB pages (default 1024:
+  /// 64 MiB; the fixtures declare 30–50).
+  public var maxMemoryPages: UInt64
+  /// The largest command buffer read, in bytes (default 1 MiB; upstream's is 64 KiB).
+  public var maxCommandBufferLength: Int
+
+  /// Makes limits with the defaults.
+  public init(
+    fuelPerCall: UInt64 = 10_000_000, maxMemoryPages: UInt64 = 1024,
+    maxCommandBufferLength: Int = 1 << 20
+  ) {
+    self.fuelPerCall = fuelPerCall
+    self.maxMemoryPages = maxMemoryPages
+    self.maxCommandBufferLength = maxCommandBufferLength
+  }
+}
+
+/// What one executor call returned: its status and the command buffer's raw bytes.
+public struct ExecutorCallResult: Sendable, Hashable {
+  /// `init` or `frame`.
+  public var call: String
+  /// The u32 status (0 = ok).
+  public var status: UInt32
+  /// The whole command buffer (header included), copied out of the executor's memory.
+  public var bytes: [UInt8]
+}
+
+/// One executor instance on WasmKit. Not Sendable (WasmKit's `Store`, `Instance`, `Memory`
+/// and `Function` are not): it is only ever used inside ``PngineAnimation``'s lock.
+final class Executor {
+  let info: ExecutorInfo
+  let limits: RuntimeLimits
+  private let store: Store
+  private let memory: Memory
+  private let functions: [String: Function]
+  private var stack: ExecutionStack
+
+  /// Checks `bytes` (``ExecutorInfo``), then instantiates them with fuel metering on.
+  init(bytes: [UInt8], limits: RuntimeLimits, logger: Logger) throws(PngineError) {
+    let info = try ExecutorInfo(bytes, maxMemoryPages: limits.maxMemoryPages)
+    self.info = info
+    self.limits = limits
+    let engine = Engine(configuration: EngineConfiguration(fuelMetering: true))
+    let store = Store(engine: engine)
+    self.store = store
+    func fail(_ code: PngineError.Code, _ message: String) -> PngineError {
+      PngineError(code, message, location: .init(chunk: "pNGb", call: "instantiate"))
+    }
+    let instance: Instance
+    do {
+      let module = try parseWasm(bytes: bytes)
+      var imports = Imports()
+      if info.importsLog {
+        let log = Function(store: store, parameters: [.i32, .i32]) { caller, args in
+          // Debug text of the oldest executors: read at most 512 bytes, bounds-checked.
+          guard args.count == 2, case .i32(let ptr) = args[0], case .i32(let len) = args[1],
+            let memory = caller.instance?.exports[memory: "memory"]
+          else { return [] }
+          let count = Int(min(len, 512))
+          guard UInt64(ptr) + UInt64(count) <= UInt64(memory.byteCount) else { return [] }
+          let text = memory.withUnsafeBufferPointer(offset: UInt(ptr), count: count) {
+            String(decoding: $0, as: UTF8.self)
+          }
+          logger.trace("executor log: \(text)")
+          return []
+        }
+        imports.define(module: "env", name: "log", log)
+      }
+      store.fuel = Fuel(remaining: limits.fuelPerCall)
+      instance = try module.instantiate(store: store, imports: imports)
+    } catch {
+      throw fail(.executorInvalid, "WasmKit refused the executor: \(error)")
+    }
+    guard let memory = instance.exports[memory: "memory"] else {
+      throw fail(.executorInvalid, "no exported memory")
+    }
+    self.memory = memory
+    var functions: [String: Function] = [:]
+    for name in (ExecutorInfo.required + ExecutorInfo.optional).map { $0.0 } {
+      if let f = instance.exports[function: name] { functions[name] = f }
+    }
+    self.functions = functions
+    self.stack = ExecutionStack(engine: engine)
+  }
+
+  /// The ABI version: `getAbiVersion()`, or 1 when it is absent.
+  func abiVersion() throws(PngineError) -> UInt32 {
+    guard functions["getAbiVersion"] != nil else { return 1 }
+    return try callU32("getAbiVersion")
+  }
+
+  /// Current memory size in bytes.
+  var memoryByteCount: Int { memory.byteCount }
+
+  /// Calls an export under a fresh fuel budget; classifies failures.
+  private func invoke(_ name: String, _ args: [Value]) throws(PngineError) -> [Value] {
+    guard let f = functions[name] else {
+      throw PngineError(.executorInvalid, "missing export \(name)", location: .init(call: name))
+    }
+    store.fuel = Fuel(remaining: limits.fuelPerCall)
+    let results: [Value]
+    do {
+      results = try f.invoke(args, on: &stack)
+    } catch {
+      let text = "\(error)"
+      if let fuel = store.fuel, fuel.remaining == 0 || text.contains("out of fuel") {
+        throw PngineError(
+          .outOfFuel, "\(name) used up its budget of \(limits.fuelPerCall) fuel",
+          location: .init(call: name))
+      }
+      let reason = text.hasPrefix("Trap: ") ? String(text.dropFirst(6)) : text
+      throw PngineError(.trap, "\(name) trapped: \(reason)", location: .init(call: name))
+    }
+    guard memory.byteCount <= Int(limits.maxMemoryPages) * 65536 else {
+      throw PngineError(
+        .memoryLimit,
+        "memory grew to \(memory.byteCount / 65536) pages, past the cap of \(limits.maxMemoryPages)",
+        location: .init(call: name))
+    }
+    return results
+  }
+
+  private func callU32(_ name: String, _ args: [Value] = []) throws(PngineError) -> UInt32 {
+    let r = try invoke(name, args)
+    guard r.count == 1, case .i32(let v) = r[0] else {
+      throw PngineError(.executorInvalid, "\(name) returned \(r)", location: .init(call: name))
+    }
+    return v
+  }
+
+  private func callVoid(_ name: String, _ args: [Value]) throws(PngineError) {
+    _ = try invoke(name, args)
+  }
+
+  /// Copies `bytes` into memory at `pointer`, after checking the range.
+  private func write(_ bytes: ArraySlice<UInt8>, at pointer: UInt32, call: String)
+    throws(PngineError)
+  {
+    guard UInt64(pointer) + UInt64(bytes.count) <= UInt64(memory.byteCount) else {
+      throw PngineError(
+        .pointerOutOfBounds,
+        "\(call) returned 0x\(String(pointer, radix: 16)): \(bytes.count) bytes do not fit in \(memory.byteCount) bytes of memory",
+        location: .init(call: call))
+    }
+    memory.withUnsafeMutableBufferPointer(offset: UInt(pointer), count: bytes.count) { dst in
+      bytes.withUnsafeBytes { src in dst.copyMemory(from: src) }
+    }
+  }
+
+  /// Reads `length` bytes at `pointer`, or `nil` when the range is outside memory.
+  func read(pointer: UInt32, length: UInt32) -> [UInt8]? {
+    guard UInt64(pointer) + UInt64(length) <= UInt64(memory.byteCount) else { return nil }
+    if length == 0 { return [] }
+    return memory.withUnsafeBufferPointer(offset: UInt(pointer), count: Int(length)) {
+      Array($0.bindMemory(to: UInt8.self))
+    }
+  }
+
+  /// Hands the payload over: split or single-buffer (`docs/abi.md` §4).
+  func load(_ payload: PNGBPayload, singleBuffer: Bool) throws(PngineError) {
+    let dataOffset = Int(payload.header.dataSectionOffset)
+    let wgslOffset = Int(payload.header.wgslTableOffset)
+    let bytecodePtr = try callU32("getBytecodePtr")
+    if singleBuffer {
+      try write(payload.bytes[0..<wgslOffset], at: bytecodePtr, call: "getBytecodePtr")
+      try callVoid("setBytecodeLen", [.i32(UInt32(wgslOffset))])
+    } else {
+      try write(payload.bytes[0..<dataOffset], at: bytecodePtr, call: "getBytecodePtr")
+      try callVoid("setBytecodeLen", [.i32(UInt32(dataOffset))])
+      if wgslOffset > dataOffset {
+        let dataPtr = try callU32("getDataPtr")
+        try write(payload.bytes[dataOffset..<wgslOffset], at: dataPtr, call: "getDataPtr")
+        try callVoid("setDataLen", [.i32(UInt32(wgslOffset - dataOffset))])
+      }
+    }
+  }
+
+  /// Calls `init()` and reads the command buffer.
+  func callInit() throws(PngineError) -> ExecutorCallResult {
+    let status = try callU32("init")
+    return ExecutorCallResult(call: "init", status: status, bytes: try readCommandBuffer("init"))
+  }
+
+  /// Calls `frame(time, width, height)` and reads the command buffer.
+  func callFrame(time: Float, width: UInt32, height: UInt32) throws(PngineError)
+    -> ExecutorCallResult
+  {
+    let status = try callU32(
+      "frame", [.f32(time.bitPattern), .i32(width), .i32(height)])
+    return ExecutorCallResult(call: "frame", status: status, bytes: try readCommandBuffer("frame"))
+  }
+
+  /// `getFrameCounter()`, if exported.
+  func frameCounter() throws(PngineError) -> UInt32? {
+    functions["getFrameCounter"] == nil ? nil : try callU32("getFrameCounter")
+  }
+
+  private func readCommandBuffer(_ call: String) throws(PngineError) -> [UInt8] {
+    let pointer = try callU32("getCommandPtr")
+    let length = try callU32("getCommandLen")
+    guard Int(length) <= limits.maxCommandBufferLength else {
+      throw PngineError(
+        .invalidCommandBuffer,
+        "command buffer of \(length) bytes passes the cap of \(limits.maxCommandBufferLength)",
+        location: .init(call: call))
+    }
+    guard let bytes = read(pointer: pointer, length: length) else {
+      throw PngineError(
+        .pointerOutOfBounds,
+        "command buffer [0x\(String(pointer, radix: 16)), +\(length)) lies past the \(memory.byteCount) bytes of memory",
+        location: .init(call: call))
+    }
+    return bytes
+  }
+}

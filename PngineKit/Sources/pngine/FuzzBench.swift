@@ -1,0 +1,110 @@
+import ArgumentParser
+import Foundation
+import PngineKit
+
+struct Fuzz: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Seeded fuzzing of the PNG reader, inflater, PNGB checks and command decoder.")
+  @Argument(help: "A fixture folder with pngs/ and cmdbufs/.") var directory: String
+  @Option(help: "Inputs to try.") var count: Int = 1_000_000
+  @Option(help: "Seed.") var seed: UInt64 = 1
+
+  func run() throws {
+    let (pngs, buffers) = try loadCorpus(directory)
+    var fuzzer = PngineFuzzer(seed: seed, pngs: pngs, commandBuffers: buffers)
+    let clock = ContinuousClock()
+    let start = clock.now
+    let report = fuzzer.run(count: count)
+    let elapsed = clock.now - start
+    print("seed \(seed): \(report)")
+    print("elapsed \(elapsed), \(Int(Double(count) / seconds(elapsed))) inputs/s")
+  }
+}
+
+func seconds(_ d: Duration) -> Double {
+  Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
+}
+
+/// The PNGs with a pNGb chunk and the oracle's command buffers of a fixture folder.
+func loadCorpus(_ directory: String) throws -> ([[UInt8]], [[UInt8]]) {
+  let fm = FileManager.default
+  var pngs: [[UInt8]] = []
+  for name in try fm.contentsOfDirectory(atPath: directory + "/pngs").sorted()
+  where name.hasSuffix(".png") {
+    let bytes = try readFile(directory + "/pngs/" + name)
+    if (try? PNGFile.read(bytes).payloadBytes) != nil { pngs.append(bytes) }
+  }
+  var buffers: [[UInt8]] = []
+  for name in try fm.contentsOfDirectory(atPath: directory + "/cmdbufs").sorted() {
+    let text = String(decoding: try readFile(directory + "/cmdbufs/" + name), as: UTF8.self)
+    for line in text.split(separator: "\n") where !line.hasPrefix("exports") {
+      if let hex = line.split(separator: " ").last { buffers.append(bytes(hex: hex)) }
+    }
+  }
+  return (pngs, buffers)
+}
+
+func bytes(hex: Substring) -> [UInt8] {
+  var out: [UInt8] = []
+  var i = hex.startIndex
+  while i < hex.endIndex, hex.index(after: i) < hex.endIndex {
+    let j = hex.index(i, offsetBy: 2)
+    out.append(UInt8(hex[i..<j], radix: 16) ?? 0)
+    i = j
+  }
+  return out
+}
+
+struct Bench: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract:
+      "Time load-to-first-command-buffer and steady frame() (prints one JSON line; see scripts/bench)."
+  )
+  @Argument(help: "A PNG.") var file: String
+  @Option(help: "Timed frames.") var frames: Int = 20000
+  @Option(help: "Timed loads.") var loads: Int = 30
+
+  func run() throws {
+    let bytes = try readFile(file)
+    let clock = ContinuousClock()
+    var loadTimes: [Double] = []
+    for _ in 0..<(loads + 3) {
+      let animation = PngineAnimation()
+      let t0 = clock.now
+      let report = try animation.load(png: bytes)
+      let dt = clock.now - t0
+      precondition(report.initOutput.buffer.commandCount > 0 || true)
+      loadTimes.append(seconds(dt) * 1e3)
+    }
+    loadTimes.removeFirst(3)
+    let animation = PngineAnimation()
+    try animation.load(png: bytes)
+    var raw: [Double] = []
+    var full: [Double] = []
+    raw.reserveCapacity(frames)
+    full.reserveCapacity(frames)
+    for i in 0..<(frames + 1000) {
+      let time = Float(i) / 60
+      let t0 = clock.now
+      _ = try animation.frameRaw(time: time, width: 512, height: 512)
+      let t1 = clock.now
+      _ = try animation.frame(time: time, width: 512, height: 512)
+      let t2 = clock.now
+      if i >= 1000 {
+        raw.append(seconds(t1 - t0) * 1e6)
+        full.append(seconds(t2 - t1) * 1e6)
+      }
+    }
+    func pct(_ v: [Double], _ p: Double) -> Double {
+      let s = v.sorted()
+      return s[min(s.count - 1, Int(Double(s.count) * p))]
+    }
+    let name = (file as NSString).lastPathComponent
+    print(
+      """
+      {"file":"\(name)","runtime":"swift-wasmkit","loadP50Ms":\(pct(loadTimes, 0.5)),\
+      "frameP50Us":\(pct(raw, 0.5)),"frameP99Us":\(pct(raw, 0.99)),\
+      "frameDecodedP50Us":\(pct(full, 0.5)),"frameDecodedP99Us":\(pct(full, 0.99))}
+      """)
+  }
+}
