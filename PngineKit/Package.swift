@@ -39,6 +39,7 @@ let package = Package(
       name: "PngineKitTests",
       dependencies: [
         "PngineKit",
+        "CZlib",
         .product(name: "WAT", package: "WasmKit"),
         .product(name: "Logging", package: "swift-log"),
       ],

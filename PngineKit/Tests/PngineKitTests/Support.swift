@@ -68,7 +68,7 @@ enum TestExecutors {
     var memory = "(memory (export \"memory\") 2)"
     var imports = ""
     var commandPointer = "i32.const 65536"
-    var commandLength = "i32.load (i32.const 65536)"
+    var commandLength = "(i32.load (i32.const 65536))"
     var initBody = "i32.const 0"
     var frameBody = "i32.const 0"
     var extra = ""
@@ -121,4 +121,8 @@ enum TestExecutors {
   static func payload(_ p: Parts) throws -> PNGBPayload {
     try PNGBPayload(payload(executor: try wasm(p)))
   }
+}
+
+extension TestExecutors {
+  static func wat2(_ text: String) throws -> [UInt8] { try wat2wasm(text) }
 }

@@ -39,6 +39,14 @@ public struct ColorAttachment: Sendable, Hashable {
   public var store: UInt8
   /// The clear colour; `nil` in the legacy layout, which carries none.
   public var clear: ClearColor?
+
+  /// Makes an attachment.
+  public init(texture: UInt16, load: UInt8, store: UInt8, clear: ClearColor?) {
+    self.texture = texture
+    self.load = load
+    self.store = store
+    self.clear = clear
+  }
 }
 
 /// One decoded command of a command buffer. Ids are the executor's resource ids; `0xFFFE`

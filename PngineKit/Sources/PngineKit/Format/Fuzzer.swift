@@ -96,7 +96,9 @@ public struct PngineFuzzer {
     _ = try ExecutorInfo(Array(exe), maxMemoryPages: RuntimeLimits().maxMemoryPages)
   }
 
-  /// A minimal valid PNG (IHDR, IDAT, pNGb = `body`, IEND).
+  /// A minimal valid PNG (IHDR, IDAT, `pNGb` holding `body`, IEND), every CRC right.
+  public static func testPNG(with body: [UInt8]) -> [UInt8] { png(with: body) }
+
   static func png(with body: [UInt8]) -> [UInt8] {
     var out: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
     func chunk(_ type: String, _ data: [UInt8]) {
