@@ -144,8 +144,10 @@ import Testing
       }
     }
     #expect(check([0x11, 0x18, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0x17, 0xF0], count: 4) == nil)
-    #expect(check([0x12, 0, 0], count: 1)?.code == .commandValidation)  // set_pipeline outside a pass
-    #expect(check([0x11, 0x12, 7, 0, 0x17], count: 3)?.code == .resourceNotFound)  // undefined pipeline
+    // set_pipeline outside a pass
+    #expect(check([0x12, 0, 0], count: 1)?.code == .commandValidation)
+    // an undefined pipeline
+    #expect(check([0x11, 0x12, 7, 0, 0x17], count: 3)?.code == .resourceNotFound)
     #expect(check([0x11, 0x11, 0x17, 0x17], count: 4)?.code == .commandValidation)  // nested passes
     #expect(check([0x17], count: 1)?.code == .commandValidation)  // end without begin
     #expect(check([0x11], count: 1)?.code == .commandValidation)  // pass left open
