@@ -98,7 +98,7 @@ final class Executor {
     }
     self.memory = memory
     var functions: [String: Function] = [:]
-    for name in (ExecutorInfo.required + ExecutorInfo.optional).map { $0.0 } {
+    for (name, _, _) in ExecutorInfo.required + ExecutorInfo.optional {
       if let f = instance.exports[function: name] { functions[name] = f }
     }
     self.functions = functions
