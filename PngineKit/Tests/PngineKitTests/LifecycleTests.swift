@@ -36,7 +36,7 @@ import Testing
     _ = try animation.frame(time: 0, width: 512, height: 512)
   }
 
-  @Test("a failed load leaves nothing loaded")
+  @Test("a refused payload keeps the loaded executor; a refused executor leaves none")
   func failedLoad() throws {
     let animation = PngineAnimation()
     try animation.load(png: png)
@@ -48,6 +48,12 @@ import Testing
     #expect(throws: PngineError.self) {
       try animation.load(payload: try PNGBPayload(Fixtures.bytes("simpleInstanced.pngb")))
     }
+    #expect(animation.isLoaded)
+    let hostile = try TestExecutors.payload(TestExecutors.Parts(initBody: "unreachable"))
+    let e = #expect(throws: PngineError.self) { try animation.load(payload: hostile) }
+    #expect(e?.code == .trap)
+    #expect(!animation.isLoaded)
+    try animation.load(png: png)
     #expect(animation.isLoaded)
   }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import PngineKit
 import Testing
 
@@ -38,6 +39,19 @@ import Testing
     }
     #expect(shaders > 0)
     #expect(animation.diagnostics.snapshot.unresolvedBlobs == 0)
+  }
+
+  @Test("the single-buffer fallback is logged")
+  func fallbackLogged() throws {
+    let lines = Locked<[String]>([])
+    let logger = Logger(label: "test") { _ in CapturingHandler(lines: lines) }
+    let animation = PngineAnimation(logger: logger)
+    try animation.load(png: Fixtures.png("examples_vite-basic_shader.png"))
+    #expect(
+      lines.withLock { $0 }.contains { $0.hasPrefix("notice") && $0.contains("single-buffer") })
+    lines.withLock { $0 = [] }
+    try animation.load(png: Fixtures.png("examples_vite-gallery_shaders_triangle.png"))
+    #expect(!lines.withLock { $0 }.contains { $0.contains("single-buffer") })
   }
 
   @Test("current executors: split mode, WGSL blobs, ABI 1", arguments: Fixtures.positive)

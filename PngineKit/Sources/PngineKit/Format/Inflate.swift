@@ -41,6 +41,12 @@ enum RawInflate {
             output.append(contentsOf: outBuf[0..<produced])
           }
           if status == Z_STREAM_END { return }
+          if status == Z_BUF_ERROR {
+            failure = PngineError(
+              .inflateFailed, "truncated DEFLATE stream",
+              location: .init(chunk: chunk, byteOffset: inputOffset + Int(stream.total_in)))
+            return
+          }
           if status != Z_OK {
             failure = PngineError(
               .inflateFailed, "corrupt DEFLATE stream (zlib status \(status))",

@@ -117,7 +117,9 @@ public final class PngineAnimation: Sendable {
 
   /// Loads a payload: checks and instantiates its embedded executor, hands it the payload,
   /// calls `init()`. Refuses a payload without an embedded executor. Replaces any executor
-  /// already loaded.
+  /// already loaded: a payload refused before its executor is touched (no executor, a bad
+  /// PNG) leaves the loaded one in place; once the new executor is being set up, the old one
+  /// is gone, and a failure leaves nothing loaded.
   @discardableResult
   public func load(payload: PNGBPayload) throws(PngineError) -> LoadReport {
     try recording { () throws(PngineError) in try loadLocked(payload) }
@@ -168,6 +170,7 @@ public final class PngineAnimation: Sendable {
   /// be executed).
   public func frame(time: Float, width: UInt32, height: UInt32) throws(PngineError) -> FrameOutput {
     let configuration = self.configuration
+    let logger = self.logger
     let diagnostics = self.diagnostics
     return try recording { () throws(PngineError) in
       try state.withLock { (slot: inout Loaded?) throws(PngineError) -> FrameOutput in
@@ -181,6 +184,7 @@ public final class PngineAnimation: Sendable {
           result, loaded: &loaded, configuration: configuration, diagnostics: diagnostics,
           frame: true)
         slot = loaded
+        logger.trace("frame \(time): \(output.buffer.commands.count) commands")
         return output
       }
     }
