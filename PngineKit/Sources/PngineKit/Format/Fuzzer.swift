@@ -1,7 +1,8 @@
-/// A seeded fuzzer over the format stage and the command decoder: PNG files, `pNGb` chunks
-/// (re-CRC'd so they reach the inflater), PNGB payloads (wrapped back into a valid PNG so they
-/// reach the header, table and executor checks) and command buffers, each mutated (bit flips,
-/// byte sets, interesting values in header fields, inserts, deletes) or truncated.
+/// A seeded fuzzer over the format stage, the runtime and the command decoder: PNG files,
+/// `pNGb` chunks (re-CRC'd so they reach the inflater), PNGB payloads (wrapped back into a
+/// valid PNG so they reach the header, table and executor checks; one in 16 of them is loaded
+/// and run for two frames) and command buffers, each mutated (bit flips, byte sets,
+/// interesting values in header fields, inserts, deletes) or truncated.
 ///
 /// Everything it calls throws only ``PngineError`` (typed throws); a crash is the failure it
 /// looks for. The same seed gives the same inputs.
@@ -70,7 +71,17 @@ public struct PngineFuzzer {
     case 2:
       // The inflated payload, stored uncompressed in a valid PNG: reaches the PNGB checks.
       let payload = payloads[rng.next(payloads.count)]
-      try Self.consumePNG(Self.png(with: [1, 0] + mutate(payload, headerBias: PNGBHeader.size)))
+      let png = Self.png(with: [1, 0] + mutate(payload, headerBias: PNGBHeader.size))
+      if rng.next(16) == 0 {
+        // One in 16 goes all the way: the executor runs the mutated bytecode (init and two
+        // frames, under the fuel budget), its buffers decoded and validated.
+        let animation = PngineAnimation()
+        try animation.load(png: png)
+        _ = try animation.frame(time: 0, width: 64, height: 64)
+        _ = try animation.frame(time: 1, width: 64, height: 64)
+      } else {
+        try Self.consumePNG(png)
+      }
     default:
       let buffer = commandBuffers[rng.next(commandBuffers.count)]
       let mutated = mutate(buffer, headerBias: 8)
