@@ -137,7 +137,7 @@ public final class BaseFrameStore: Sendable {
   /// incomplete downloads and leftover temporary files.
   public init(
     root: URL, codec: any ImageCodec = SystemImageCodec(), diskByteLimit: Int = 512 << 20,
-    memoryByteLimit: Int = 64 << 20,
+    memoryByteLimit: Int = 32 << 20,
     protected: Set<AnimationName> = [.idleForward, .idleBack]
   ) throws(LIVAMediaError) {
     self.root = root
@@ -461,6 +461,8 @@ public final class BaseFrameStore: Sendable {
   /// Brings a window of frames into memory on a worker of `scheduler`, most urgent first, and
   /// then marks them recently used (the most urgent last), so that the byte-bounded memory
   /// (``memoryByteLimit``) lets go of frames behind the playhead, never of the window ahead.
+  /// A window larger than the memory is cut where it stops fitting: its less urgent end is not
+  /// decoded rather than pushing out its more urgent start.
   /// A new call replaces whatever the previous one had not reached yet. Returns at once.
   public func prefetch(_ frames: [(AnimationName, Int)], scheduler: any DecodeScheduler) {
     let start = prefetching.withLock { work -> Bool in
@@ -486,8 +488,21 @@ public final class BaseFrameStore: Sendable {
         return work.pending
       }
       guard let window else { return }
-      for (name, index) in window where decodedFrame(index, of: name) == nil {
-        _ = try? frame(index, of: name)
+      // Bytes of this window in memory so far, and the size of one frame once known: what
+      // would not fit is not decoded (it would push out the window's own, more urgent frames).
+      var bytes = 0
+      var frameSize = 0
+      for (name, index) in window {
+        if let image = decodedFrame(index, of: name) {
+          bytes += image.byteCount
+          frameSize = max(frameSize, image.byteCount)
+          continue
+        }
+        if frameSize > 0, bytes + frameSize > decoded.byteLimit { break }
+        if let image = try? frame(index, of: name) {
+          bytes += image.byteCount
+          frameSize = max(frameSize, image.byteCount)
+        }
         // A newer window replaces this one: go on with it at once.
         if prefetching.withLock({ !$0.pending.isEmpty }) { break }
       }

@@ -272,4 +272,28 @@ struct BaseFrameStoreTests {
     try download(store, .idleForward, frames(1, seed: 9), version: "2")
     #expect(try store.frame(0, of: .idleForward) == frames(1, seed: 9)[0])
   }
+
+  @Test(
+    "a prefetch window larger than memory keeps its most urgent frames: decoding stops when full"
+  )
+  func prefetchWindowLargerThanMemory() throws {
+    let root = try TestSupport.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: root) }
+    let frameBytes = 32 * 20 * 4
+    let store = try BaseFrameStore(root: root, memoryByteLimit: frameBytes * 3)
+    try download(store, .idleForward, frames(8))
+    // Most urgent first: frame 0 (idle's first), then the playhead's next frames.
+    let window = [0, 5, 6, 7, 1, 2, 3].map { (AnimationName.idleForward, $0) }
+    store.prefetch(window, scheduler: InlineDecodeScheduler())
+    #expect(store.decodedFrame(0, of: .idleForward) != nil)
+    #expect(store.decodedFrame(5, of: .idleForward) != nil)
+    #expect(store.decodedFrame(6, of: .idleForward) != nil)
+    #expect(store.statistics.memoryBytes <= frameBytes * 3)
+    // What did not fit was not decoded only to be thrown away.
+    #expect(store.statistics.diskLoads == 3)
+    // A later window with other frames pushes out the old ones, never its own.
+    store.prefetch(
+      [(.idleForward, 0), (.idleForward, 1), (.idleForward, 2)], scheduler: InlineDecodeScheduler())
+    #expect((0...2).allSatisfy { store.decodedFrame($0, of: .idleForward) != nil })
+  }
 }
