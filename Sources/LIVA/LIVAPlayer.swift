@@ -86,9 +86,9 @@ public final class LIVAPlayer: Sendable {
     /// Validation limits for incoming events.
     public var eventLimits = LIVAEventLimits.default
     /// Bytes of decoded base frames to plan the window ahead with (see ``windowFrames``); the
-    /// base-frame store's own memory limit should be at least this. Default 64 MiB: 16 frames
-    /// of 1280×768, 64 of 512×512.
-    public var baseFrameBudget = 64 << 20
+    /// base-frame store's own memory limit should be at least this. Default 32 MiB: 8 frames
+    /// of 1280×768, 32 of 512×512.
+    public var baseFrameBudget = 32 << 20
     /// The shortest freeze recorded, in seconds (see ``FreezeDetector``).
     public var freezeThreshold: Double = 0.1
     /// The display rate the ticks are expected at (for counting late ticks).
@@ -118,6 +118,10 @@ public final class LIVAPlayer: Sendable {
     var lastTick: Double?
     /// Bytes of one decoded base frame, once one was drawn.
     var frameBytes: Int?
+    /// A frame without speech whose base frame was not in memory when it was due: shown on the
+    /// first tick its base frame is, instead of holding until the next frame is due (idle runs
+    /// at 10 fps: that could be 100 ms).
+    var missed: DrawnFrame?
     var metrics = PlayerMetrics()
     var started: ContinuousClock.Instant
   }
@@ -436,6 +440,10 @@ public final class LIVAPlayer: Sendable {
       render(frame, at: now)
       // The window reaches far enough ahead to be refreshed every few frames, not every one.
       if state.withLock({ $0.metrics.framesPresented % 4 == 1 }) { updateWindow() }
+    } else if case .hold(.notDue) = result.plan, let missed = state.withLock({ $0.missed }),
+      baseFrames.decodedFrame(missed.index, of: missed.animation) != nil
+    {
+      render(missed, at: now)
     }
     let elapsed = ContinuousClock.now - began
     let seconds =
@@ -585,6 +593,7 @@ public final class LIVAPlayer: Sendable {
       state.withLock { state in
         state.metrics.baseFrameMisses += 1
         state.metrics.freezes.held(at: time, cause: .baseFrameMiss)
+        state.missed = frame.chunk == nil ? frame : nil
       }
       logger.debug(
         "base frame not in memory: held", metadata: ["frame": "\(frame.animation)#\(frame.index)"])
@@ -602,7 +611,10 @@ public final class LIVAPlayer: Sendable {
       }
       placed.append(PlacedOverlay(image: image, rect: layer.rect))
     }
-    state.withLock { $0.frameBytes = base.pixels.count }
+    state.withLock { state in
+      state.frameBytes = base.pixels.count
+      state.missed = nil
+    }
     let (pixels, width, height) = compositor.withLock { drawing -> ([UInt8], Int, Int) in
       // The output follows the avatar's frames unless a size was asked for.
       let width = configuration.width ?? base.width

@@ -100,6 +100,7 @@ struct PlayerTests {
 
   func makePlayer(
     skew: Double = 0, avatar: FixtureAvatar? = nil,
+    scheduler: any DecodeScheduler = InlineDecodeScheduler(),
     configure: (inout LIVAPlayer.Configuration) -> Void = { _ in }
   ) throws -> (LIVAPlayer, VirtualDisplayLink, HeadlessAudioOutput, Recorder) {
     let avatar = try avatar ?? FixtureAvatar()
@@ -114,7 +115,7 @@ struct PlayerTests {
     let player = LIVAPlayer(
       configuration: configuration, baseFrames: avatar.store, audio: audio,
       surface: CallbackSurface { recorder.frames.append($0) },
-      decodeScheduler: InlineDecodeScheduler())
+      decodeScheduler: scheduler)
     let link = VirtualDisplayLink()
     link.start { player.tick(now: $0) }
     return (player, link, audio, recorder)
@@ -349,5 +350,37 @@ struct PlayerTests {
     #expect(player.mode == .idle)
     // Fewer frames decoded at once than the avatar has: a window, not a preload.
     #expect(peak < FixtureAvatar.counts.values.reduce(0, +) * frameBytes)
+  }
+
+  /// Decodes only when the test says: a worker that has not got round to it yet.
+  final class ManualDecodeScheduler: DecodeScheduler, @unchecked Sendable {
+    // @unchecked: used from the test's thread only.
+    var queued: [@Sendable () -> Void] = []
+    func schedule(_ work: @escaping @Sendable () -> Void) { queued.append(work) }
+    func runAll() {
+      while !queued.isEmpty { queued.removeFirst()() }
+    }
+  }
+
+  @Test(
+    "a base frame missed on a tick is shown on the first tick after it is decoded, not when the next frame is due"
+  )
+  func missedFrameShownWhenReady() throws {
+    let avatar = try FixtureAvatar(preload: false)
+    let scheduler = ManualDecodeScheduler()
+    let (player, link, _, recorder) = try makePlayer(avatar: avatar, scheduler: scheduler)
+    link.tick(at: 0)
+    #expect(recorder.frames.isEmpty)
+    #expect(player.metrics.baseFrameMisses == 1)
+    scheduler.runAll()
+    link.tick(at: 1.0 / 60)
+    // Idle runs at 10 fps: without the retry the first frame would wait until 0.1 s.
+    #expect(recorder.frames.first?.time == 1.0 / 60)
+    #expect(recorder.frames.first?.content.index == 0)
+    #expect(player.metrics.baseFrameMisses == 1)
+    link.run(from: 1.0 / 60, to: 0.35)
+    scheduler.runAll()
+    // Then the idle loop goes on at its own pace: frames 1, 2, 3 at 0.1, 0.2, 0.3 s.
+    #expect(recorder.frames.map(\.content.index).prefix(4) == [0, 1, 2, 3])
   }
 }
