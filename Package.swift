@@ -132,15 +132,17 @@ package.targets += [
     swiftSettings: strict),
 ]
 
-// The command-line tool: demo, serve, record, avatar generate.
+// The command-line tool: demo, serve, record, avatar generate, bench-session; with a C shim
+// that tunes glibc's allocator for its process (see `Liva.tuneAllocator`).
 package.products += [.executable(name: "liva", targets: ["liva"])]
 package.targets += [
+  .target(name: "CLIVAAllocator"),
   .executableTarget(
     name: "liva",
     dependencies: [
-      "LIVA", "LIVAEngine", "LIVAMedia", "LIVAProtocol", "LIVAServer",
+      "CLIVAAllocator", "LIVA", "LIVAEngine", "LIVAMedia", "LIVAProtocol", "LIVAServer",
       .product(name: "ArgumentParser", package: "swift-argument-parser"),
       .product(name: "Logging", package: "swift-log"),
     ],
-    swiftSettings: strict)
+    swiftSettings: strict),
 ]

@@ -29,8 +29,10 @@ public struct LIVAConfiguration: Sendable {
   public var cacheByteLimit: Int = 512 << 20
   /// The memory budget of decoded base frames, in bytes: base frames stay encoded on disk and
   /// a window ahead of what the engine will draw is decoded into this much memory (default
-  /// 64 MiB: 16 frames of 1280×768, 64 of 512×512). The idle loop's first frame is always in.
-  public var decodedFrameByteLimit: Int = 64 << 20
+  /// 32 MiB: 8 frames of 1280×768, 32 of 512×512; measured at 1280×768 on 2 CPU cores, that
+  /// keeps decoding ahead of playback). The idle loop's first frame is always in. Raise it where
+  /// decoding is slow or storage is remote; lower it for small avatars.
+  public var decodedFrameByteLimit: Int = 32 << 20
   /// Where image decodes run (overlays and the base-frame window). Nil: worker threads.
   /// Tests on a virtual display clock pass ``LIVAMedia/InlineDecodeScheduler`` so that decoding
   /// keeps up with virtual time.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CLIVAAllocator
 import Foundation
 import LIVA
 import LIVAProtocol
@@ -10,7 +11,23 @@ struct Liva: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "liva",
     abstract: "LIVA talking avatars: a demo, a reference backend, a recorder.",
-    subcommands: [Demo.self, Serve.self, Record.self, Avatar.self])
+    subcommands: [Demo.self, Serve.self, Record.self, Avatar.self, BenchSession.self])
+
+  static func main() async {
+    tuneAllocator()
+    await main(nil)
+  }
+
+  /// glibc raises its mmap threshold to the size of each large block freed, so after the first
+  /// decoded frame (1–4 MB) is let go, frames come from the heap and freed ones stay resident in
+  /// fragments: the measured peak of `liva demo` at 1280×768 was 196 MiB with it and 137 MiB
+  /// with a fixed threshold (64 MiB frame budget). A fixed 256 KiB threshold keeps every frame
+  /// buffer in its own mapping, returned to the system when freed. Apps on Linux that embed
+  /// the SDK can do the same (`mallopt`, or `MALLOC_MMAP_THRESHOLD_=262144`); Apple's allocator
+  /// needs nothing.
+  private static func tuneAllocator() {
+    _ = liva_fix_mmap_threshold(256 << 10)  // 0 (nothing done) off glibc
+  }
 }
 
 /// Where generated avatars and client caches live: `$LIVA_CACHE`, else `~/.cache/liva`.
@@ -114,6 +131,12 @@ struct Demo: AsyncParsableCommand {
   @Flag(help: "Send images and audio as binary attachments instead of base64.")
   var binary = false
 
+  @Option(
+    help:
+      "Memory for decoded base frames, in MiB (LIVAConfiguration.decodedFrameByteLimit); default: the SDK's."
+  )
+  var frameBudget: Int?
+
   @OptionGroup var log: LogOptions
 
   func run() async throws {
@@ -150,7 +173,7 @@ struct Demo: AsyncParsableCommand {
       serverURL: "http://127.0.0.1:\(port)", userID: "demo", agentID: "sample",
       resolution: size.resolution, cacheRoot: cacheRoot.appendingPathComponent("client-\(size)"),
       output: URL(fileURLWithPath: output), messages: sentences, greet: true, audioSkew: audioSkew,
-      logger: try log.logger("liva"))
+      frameBudget: frameBudget.map { $0 << 20 }, logger: try log.logger("liva"))
     try await runSession(session)
   }
 }
@@ -182,6 +205,12 @@ struct Record: AsyncParsableCommand {
   @Option(help: "Canvas size asked of the server, and output size.")
   var size = 512
 
+  @Option(
+    help:
+      "Memory for decoded base frames, in MiB (LIVAConfiguration.decodedFrameByteLimit); default: the SDK's."
+  )
+  var frameBudget: Int?
+
   @OptionGroup var log: LogOptions
 
   func run() async throws {
@@ -191,7 +220,8 @@ struct Record: AsyncParsableCommand {
       serverURL: server, userID: user, agentID: agent, instanceID: instance, resolution: size,
       cacheRoot: defaultCacheRoot().appendingPathComponent("record-\(safeAgent)-\(size)"),
       output: URL(fileURLWithPath: output), messages: message, greet: false, audioSkew: 0,
-      videoName: "recording.mp4", logger: try log.logger("liva"))
+      videoName: "recording.mp4", frameBudget: frameBudget.map { $0 << 20 },
+      logger: try log.logger("liva"))
     try await runSession(session)
   }
 }

@@ -19,6 +19,8 @@ struct SessionOptions {
   var audioSkew: Double
   /// The video's file name inside `output`.
   var videoName = "demo.mp4"
+  /// `LIVAConfiguration.decodedFrameByteLimit`, when not the default.
+  var frameBudget: Int?
   /// Where the SDK logs (`--log-level`).
   var logger = Logger(label: "liva", factory: { _ in SwiftLogNoOpLogHandler() })
 }
@@ -67,6 +69,7 @@ func configuration(_ options: SessionOptions) -> LIVAConfiguration {
   configuration.instanceID = options.instanceID
   configuration.resolution = options.resolution
   configuration.logger = options.logger
+  if let budget = options.frameBudget { configuration.decodedFrameByteLimit = budget }
   return configuration
 }
 

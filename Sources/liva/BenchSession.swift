@@ -1,0 +1,277 @@
+import ArgumentParser
+import Foundation
+import LIVA
+import LIVAEngine
+import LIVAMedia
+import LIVAProtocol
+import LIVAServer
+import SocketIO
+
+/// `liva bench-session`: the SDK alone through a long speech session on a virtual clock, with
+/// its resident memory sampled as it goes.
+struct BenchSession: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "bench-session",
+    abstract:
+      "Benchmark: a speech session of the SDK alone on a virtual clock (60 s at 1280x768 by default): resident memory every 5 s, time to first frame with a warm cache.",
+    discussion: """
+      The sample avatar is drawn once into $LIVA_CACHE and copied into a client cache, so the
+      session starts warm. The player then runs at 60 Hz of virtual time, as fast as it can;
+      every speech event goes through the Socket.IO packet codec and LIVA's decoder, as it
+      would from a socket. Messages follow each other with half a second of idle between.
+      Decodes run inline (on the tick's thread) so that they keep up with virtual time.
+      Budgets (--check): resident memory within ±5 % of its mean after the first 10 s, time
+      to first frame <= 50 ms.
+      """)
+
+  @Option(help: "Frame size of the sample avatar.")
+  var size = FrameSize(width: 1280, height: 768)
+
+  @Option(help: "Length of the session, in seconds of virtual time.")
+  var duration = 60.0
+
+  @Option(help: "Seconds of virtual time between memory samples.")
+  var sampleEvery = 5.0
+
+  @Option(help: "Memory for decoded base frames, in MiB; default: the SDK's.")
+  var frameBudget: Int?
+
+  @Option(help: "Where to write the results as JSON.")
+  var output: String?
+
+  @Flag(help: "Exit with an error when a budget is missed.")
+  var check = false
+
+  func run() async throws {
+    let cacheRoot = defaultCacheRoot()
+    progress("liva bench-session: \(size.width)×\(size.height), \(Int(duration)) s")
+    let pack = try sampleAvatar(size: size, cacheRoot: cacheRoot)
+    let clientRoot = cacheRoot.appendingPathComponent("bench-client-\(size)")
+    try fillClientCache(from: pack, at: clientRoot)
+    let library = try UtteranceLibrary.bundled()
+
+    var configuration = LIVAPlayer.Configuration()
+    if let frameBudget { configuration.baseFrameBudget = frameBudget << 20 }
+    let startUps = try await (0..<5).asyncMap { _ in
+      try await timeToFirstFrame(configuration: configuration, cache: clientRoot)
+    }
+
+    let before = ResidentMemory.read()
+    let store = try BaseFrameStore(
+      root: clientRoot, memoryByteLimit: configuration.baseFrameBudget)
+    let link = VirtualDisplayLink()
+    let audio = HeadlessAudioOutput()
+    let player = LIVAPlayer(
+      configuration: configuration, baseFrames: store, audio: audio,
+      surface: CallbackSurface { _ in }, decodeScheduler: InlineDecodeScheduler())
+    link.start { player.tick(now: $0) }
+
+    var samples: [BenchSessionResult.Sample] = []
+    var nextSample = 0.0
+    var messages = 0
+    var idleSince: Double? = 0
+    var packets = SocketIOPacketDecoder()
+    let tickLength = 1.0 / 60
+    let ticks = Int((duration / tickLength).rounded())
+    for tick in 0...ticks {
+      let now = Double(tick) * tickLength
+      link.tick(at: now)
+      if player.mode == .idle {
+        if idleSince == nil { idleSince = now }
+      } else {
+        idleSince = nil
+      }
+      // A new message half a second after the last one ended (1 s after the start).
+      if let since = idleSince, now - since >= (messages == 0 ? 1 : 0.5), now < duration - 3 {
+        let utterance = library.utterances[messages % library.utterances.count]
+        let plan = try SpeechPlanner(pack: pack).plan(
+          utterance, firstMasterChunkIndex: messages * 100)
+        var events = plan.chunks.flatMap { $0.events(encoding: .base64) }
+        events.append(.audioEnd)
+        for event in events {
+          for decoded in try throughTheWire(event, decoder: &packets) { player.handle(decoded) }
+        }
+        messages += 1
+        idleSince = nil
+      }
+      if now + 1e-9 >= nextSample {
+        samples.append(.init(time: now, residentMiB: ResidentMemory.read().residentMiB))
+        nextSample += sampleEvery
+      }
+    }
+    link.stop()
+    let metrics = player.metrics
+    let result = BenchSessionResult(
+      size: "\(size)", duration: duration, messages: messages, samples: samples,
+      baselineMiB: before.residentMiB, peakMiB: ResidentMemory.read().peakMiB,
+      timeToFirstFrameMilliseconds: startUps.sorted()[startUps.count / 2],
+      timeToFirstFrameRuns: startUps,
+      framesPresented: metrics.framesPresented, baseFrameMisses: metrics.baseFrameMisses,
+      overlayFramesDrawn: metrics.engine.overlayFramesDrawn, pops: metrics.engine.pops,
+      desyncs: metrics.engine.desyncs, framePoolAllocations: player.framePoolAllocations)
+    print(result.summary)
+    if let output {
+      let encoder = JSONEncoder()
+      encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+      try encoder.encode(result).write(to: URL(fileURLWithPath: output))
+    }
+    if check, !result.failures.isEmpty {
+      throw ValidationError("budgets missed: " + result.failures.joined(separator: "; "))
+    }
+  }
+
+  /// Milliseconds from creating the cache's store and a player (decoding on worker threads, as
+  /// in an app) to its first frame on a real 60 Hz display clock.
+  private func timeToFirstFrame(configuration: LIVAPlayer.Configuration, cache: URL)
+    async throws -> Double
+  {
+    let link = RealTimeDisplayLink(hz: 60)
+    let created = ContinuousClock.now
+    let store = try BaseFrameStore(root: cache, memoryByteLimit: configuration.baseFrameBudget)
+    let player = LIVAPlayer(
+      configuration: configuration, baseFrames: store, audio: HeadlessAudioOutput(),
+      surface: CallbackSurface { _ in }, createdAt: created)
+    link.start { player.tick(now: $0) }
+    defer { link.stop() }
+    let deadline = ContinuousClock.now + .seconds(5)
+    while player.metrics.timeToFirstFrame == nil, ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(1))
+    }
+    guard let seconds = player.metrics.timeToFirstFrame else {
+      throw ValidationError("no first frame within 5 s")
+    }
+    // The next run starts on a quiet machine: this player's window finishes decoding first.
+    link.stop()
+    while !store.isPrefetchIdle, ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(1))
+    }
+    return seconds * 1000
+  }
+
+  /// Copies the pack's base frames into a client cache unless they are there already (the
+  /// session's warm cache), as a download would.
+  private func fillClientCache(from pack: AvatarPack, at root: URL) throws {
+    let store = try BaseFrameStore(root: root)
+    for animation in pack.animations.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+      guard !store.isAvailable(animation), let frames = pack.frameCount(of: animation) else {
+        continue
+      }
+      progress("  caching \(animation) (\(frames) frames)")
+      try store.beginDownload(animation, frames: frames)
+      for index in 0..<frames {
+        try store.storeFrame(
+          pack.baseFrameData(animation, frame: index), index: index, of: animation)
+      }
+      try store.finishDownload(animation, version: pack.animations[animation]?.version)
+    }
+  }
+
+  /// The event as a client receives it: a Socket.IO packet encoded, decoded, then LIVA's
+  /// decoder.
+  private func throughTheWire(_ event: OutgoingEvent, decoder: inout SocketIOPacketDecoder)
+    throws -> [ServerEvent]
+  {
+    let (text, attachments) = SocketIOPacket(
+      kind: .event, payload: .array([.string(event.name), event.payload])
+    ).encode()
+    var packet = try decoder.decode(text: text)
+    for attachment in attachments { packet = try decoder.decode(attachment: attachment) }
+    guard let packet, let name = packet.eventName else { return [] }
+    let decoded = try ServerEvent.decode(name: name, arguments: packet.arguments)
+    return decoded.map { [$0] } ?? []
+  }
+}
+
+/// Resident memory of this process, from `/proc/self/status` (zero where there is none).
+enum ResidentMemory {
+  struct Reading {
+    var residentMiB: Double
+    var peakMiB: Double
+  }
+
+  static func read() -> Reading {
+    guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else {
+      return Reading(residentMiB: 0, peakMiB: 0)
+    }
+    func field(_ name: String) -> Double {
+      for line in text.split(separator: "\n") where line.hasPrefix(name + ":") {
+        let digits = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first
+        return (digits.flatMap { Double($0) } ?? 0) / 1024
+      }
+      return 0
+    }
+    return Reading(residentMiB: field("VmRSS"), peakMiB: field("VmHWM"))
+  }
+}
+
+/// What `liva bench-session` measured.
+struct BenchSessionResult: Codable {
+  struct Sample: Codable {
+    /// Virtual time, in seconds.
+    var time: Double
+    /// Resident memory then, in MiB.
+    var residentMiB: Double
+  }
+
+  var size: String
+  var duration: Double
+  var messages: Int
+  var samples: [Sample]
+  var baselineMiB: Double
+  var peakMiB: Double
+  /// The median of ``timeToFirstFrameRuns``.
+  var timeToFirstFrameMilliseconds: Double?
+  var timeToFirstFrameRuns: [Double]
+  var framesPresented: Int
+  var baseFrameMisses: Int
+  var overlayFramesDrawn: Int
+  var pops: Int
+  var desyncs: Int
+  var framePoolAllocations: Int
+
+  /// The samples after the first 10 s.
+  var steady: [Double] { samples.filter { $0.time >= 10 }.map(\.residentMiB) }
+
+  /// The largest distance of a steady sample from the steady mean, as a fraction of it.
+  var steadyDeviation: Double {
+    let steady = steady
+    guard !steady.isEmpty else { return 0 }
+    let mean = steady.reduce(0, +) / Double(steady.count)
+    return steady.map { abs($0 - mean) / mean }.max() ?? 0
+  }
+
+  var failures: [String] {
+    var failures: [String] = []
+    if steadyDeviation > 0.05 {
+      failures.append(
+        String(format: "RSS moved %.1f %% after 10 s (budget 5 %%)", steadyDeviation * 100))
+    }
+    if (timeToFirstFrameMilliseconds ?? .infinity) > 50 {
+      failures.append("time to first frame \(timeToFirstFrameMilliseconds ?? -1) ms (budget 50)")
+    }
+    if baseFrameMisses > 0 { failures.append("\(baseFrameMisses) base-frame misses") }
+    return failures
+  }
+
+  var summary: String {
+    let series = samples.map { String(format: "%.0fs %.1f", $0.time, $0.residentMiB) }
+    return """
+      messages             \(messages) over \(Int(duration)) s of virtual time
+      resident (MiB)       \(series.joined(separator: ", "))
+      after 10 s           within \(String(format: "%.1f", steadyDeviation * 100)) % of the mean (budget 5 %)
+      peak resident        \(String(format: "%.1f", peakMiB)) MiB (\(String(format: "%.1f", baselineMiB)) before the player)
+      time to first frame  median \(timeToFirstFrameMilliseconds.map { String(format: "%.1f ms", $0) } ?? "none") of \(timeToFirstFrameRuns.map { String(format: "%.1f", $0) }.joined(separator: ", ")) (warm cache; budget 50 ms)
+      frames               \(framesPresented) presented, \(overlayFramesDrawn) with mouths, \(baseFrameMisses) base-frame misses
+      pops / desyncs       \(pops) / \(desyncs); frame-pool buffers \(framePoolAllocations)
+      """
+  }
+}
+
+extension Sequence {
+  /// The results of `transform` on each element, one after the other.
+  func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+    var results: [T] = []
+    for element in self { results.append(try await transform(element)) }
+    return results
+  }
+}
