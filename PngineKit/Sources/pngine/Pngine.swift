@@ -74,8 +74,10 @@ struct Inspect: ParsableCommand {
       print(
         "executor memory: \(info.memoryMinimumPages) pages\(info.memoryMaximumPages.map { " (max \($0))" } ?? "")"
       )
+      print("executor layout: \(info.layout.rawValue)")
+      let report = try PngineAnimation().load(payload: payload)
       print(
-        "executor ABI: \(info.hasAbiVersion ? "getAbiVersion()" : "1 (no getAbiVersion)") layout \(info.layout.rawValue)"
+        "executor ABI: \(report.abiVersion)\(info.hasAbiVersion ? "" : " (no getAbiVersion)"), loaded in \(report.mode.rawValue) mode; init: status \(report.initOutput.result.status), \(report.initOutput.buffer.commands.count) commands"
       )
     } catch {
       throw Failure(description: "\(file): \(error)")
