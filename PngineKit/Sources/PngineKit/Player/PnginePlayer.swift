@@ -1,0 +1,353 @@
+/// What a player does when the app goes to the background (seed 004, after Lottie's
+/// `LottieBackgroundBehavior`).
+public enum PngineBackgroundBehavior: Sendable, Hashable {
+  /// Stops: the animation goes back to time 0 and stays stopped in the foreground.
+  case stop
+  /// Pauses at the current frame and stays paused in the foreground.
+  case pause
+  /// Pauses at the current frame and plays on in the foreground if it was playing (default).
+  case pauseAndRestore
+}
+
+/// The playback state machine of a PNGine animation: load → ready → playing ⇄ paused, time
+/// and speed, looping, the frame rate, background behaviour, the frame counter and auto-pause
+/// after repeated failures.
+///
+/// Pure: it never reads a clock and performs nothing. Every input is a `mutating` method that
+/// takes `now` (seconds on the display clock) and returns the ``Action``s its owner carries out
+/// (load the payload, call the executor's `frame` for an animation time and render it). The
+/// owner reports back with ``loaded(now:)``, ``loadFailed(_:now:)`` and
+/// ``frameFinished(succeeded:error:now:)``.
+///
+/// Time follows the rules of rive-ios's render loop: the first tick after starting or resuming
+/// advances time by 0, a tick earlier than the one before advances it by 0, and pausing keeps
+/// the animation time where it is. Ticks come at the display's rate (60 or 120 Hz); frames are
+/// rendered at the target rate (``Configuration/targetFrameRate``), on the ticks nearest to a
+/// steady grid, so 30 fps on 60 Hz renders every second tick and on 120 Hz every fourth.
+public struct PnginePlayer: Sendable {
+  /// Where the player is in its life cycle.
+  public enum Phase: Sendable, Hashable {
+    /// Nothing loaded.
+    case empty
+    /// Loading the payload (``Action/load``) is under way.
+    case loading
+    /// Loaded; not playing (at the start, or stopped).
+    case ready
+    /// Rendering frames as time goes.
+    case playing
+    /// Holding the current frame.
+    case paused
+    /// The payload could not be loaded.
+    case failed
+  }
+
+  /// Why the player paused, when it did on its own.
+  public enum PauseReason: Sendable, Hashable {
+    /// The app asked.
+    case requested
+    /// The app went to the background.
+    case background
+    /// ``Configuration/maximumConsecutiveFailures`` frames in a row failed.
+    case failures
+  }
+
+  /// What the owner must do.
+  public enum Action: Sendable, Hashable {
+    /// Load the payload (then call ``loaded(now:)`` or ``loadFailed(_:now:)``).
+    case load
+    /// Run the executor's `frame` for `time` (seconds of animation time) as frame number
+    /// `frame` (the executor's frame counter) and render it; then call
+    /// ``frameFinished(succeeded:error:now:)``.
+    case render(time: Double, frame: Int)
+    /// Release what was loaded.
+    case unload
+    /// The player paused on its own after `failures` failed frames in a row.
+    case autoPaused(failures: Int, lastError: String?)
+    /// A non-looping animation reached its end.
+    case finished
+  }
+
+  /// The player's settings; a documented value type with defaults.
+  public struct Configuration: Sendable, Hashable {
+    /// Animation seconds per display second (0.5 is half speed). Negative values count as 0.
+    public var speed: Double = 1
+    /// The animation's length in seconds, when it has one; nil plays forever.
+    public var duration: Double?
+    /// Whether time wraps to 0 at ``duration`` (else playback finishes there).
+    public var loops = true
+    /// The rate frames are rendered at; nil renders on every display tick.
+    public var targetFrameRate: Double? = 60
+    /// The animation's own frame rate, when its payload declares one.
+    public var animationFrameRate: Double?
+    /// Whether to render no faster than ``animationFrameRate`` either.
+    public var respectsAnimationFrameRate = true
+    /// What going to the background does.
+    public var backgroundBehavior = PngineBackgroundBehavior.pauseAndRestore
+    /// Failed frames in a row after which the player pauses on its own; nil never pauses.
+    public var maximumConsecutiveFailures: Int? = 5
+    /// Whether ``loaded(now:)`` starts playing at once.
+    public var autoplay = true
+
+    /// The defaults: speed 1, looping, 60 fps at most, pause and restore in the background,
+    /// auto-pause after 5 failed frames in a row, autoplay.
+    public init() {}
+
+    /// The rate frames are rendered at: the target, capped by the animation's own rate when
+    /// it is respected; nil for every tick.
+    public var effectiveFrameRate: Double? {
+      let rates = [targetFrameRate, respectsAnimationFrameRate ? animationFrameRate : nil]
+        .compactMap { $0 }.filter { $0 > 0 }
+      return rates.min()
+    }
+  }
+
+  /// The settings; changing them takes effect on the next tick.
+  public var configuration: Configuration
+  /// The life-cycle phase.
+  public private(set) var phase = Phase.empty
+  /// Why the player is paused, when it is.
+  public private(set) var pauseReason: PauseReason?
+  /// Animation time, in seconds.
+  public private(set) var time: Double = 0
+  /// Frames rendered since the start (or the last stop); the next frame's number.
+  public private(set) var frameCounter = 0
+  /// Failed frames in a row.
+  public private(set) var consecutiveFailures = 0
+  /// Whether the app is in the background.
+  public private(set) var inBackground = false
+
+  private var lastTick: Double?
+  private var nextFrameDue: Double?
+  private var frameInFlight = false
+  private var playAfterLoad = false
+  private var restoreInForeground = false
+
+  /// A player with `configuration`, nothing loaded.
+  public init(configuration: Configuration = Configuration()) {
+    self.configuration = configuration
+  }
+
+  // MARK: Life cycle
+
+  /// Asks for the payload to be loaded. Loading twice is harmless: while loading or once
+  /// loaded, nothing more is asked.
+  public mutating func load(now: Double) -> [Action] {
+    switch phase {
+    case .empty, .failed:
+      phase = .loading
+      playAfterLoad = configuration.autoplay
+      return [.load]
+    case .loading, .ready, .playing, .paused:
+      return []
+    }
+  }
+
+  /// The payload is loaded: ready, and playing if autoplay (or ``play(now:)``) asked.
+  public mutating func loaded(now: Double) -> [Action] {
+    guard phase == .loading else { return [] }
+    phase = .ready
+    resetTime()
+    if playAfterLoad { return play(now: now) }
+    return []
+  }
+
+  /// The payload could not be loaded.
+  public mutating func loadFailed(_ message: String, now: Double) -> [Action] {
+    guard phase == .loading else { return [] }
+    phase = .failed
+    return []
+  }
+
+  /// Releases the payload; ``load(now:)`` may follow.
+  public mutating func unload(now: Double) -> [Action] {
+    guard phase != .empty else { return [] }
+    let wasLoaded = phase != .failed && phase != .loading
+    phase = .empty
+    pauseReason = nil
+    resetTime()
+    return wasLoaded ? [.unload] : []
+  }
+
+  // MARK: Playback
+
+  /// Plays from the current time (a play request while loading plays once loaded).
+  public mutating func play(now: Double) -> [Action] {
+    switch phase {
+    case .loading:
+      playAfterLoad = true
+      return []
+    case .ready, .paused:
+      phase = .playing
+      pauseReason = nil
+      consecutiveFailures = 0
+      lastTick = nil  // the first tick advances time by 0
+      nextFrameDue = nil
+      return []
+    case .empty, .failed, .playing:
+      return []
+    }
+  }
+
+  /// Holds the current frame.
+  public mutating func pause(now: Double) -> [Action] {
+    pause(.requested)
+    return []
+  }
+
+  /// Stops: back to time 0 and frame 0, ready to play again.
+  public mutating func stop(now: Double) -> [Action] {
+    switch phase {
+    case .playing, .paused:
+      phase = .ready
+      pauseReason = nil
+      resetTime()
+    case .loading:
+      playAfterLoad = false
+    case .empty, .ready, .failed:
+      break
+    }
+    return []
+  }
+
+  /// Jumps to animation time `time` (clamped into the animation); the next tick renders it.
+  public mutating func seek(to time: Double, now: Double) -> [Action] {
+    self.time = wrapped(max(0, time))
+    nextFrameDue = nil
+    if phase == .ready || phase == .paused {
+      return [.render(time: self.time, frame: frameCounter)]
+    }
+    return []
+  }
+
+  // MARK: Display ticks
+
+  /// A display tick at `now`: advances time while playing and says when a frame is due.
+  /// At most one frame is in flight: a tick while the previous frame has not finished renders
+  /// nothing (the frame is skipped, not queued).
+  public mutating func tick(now: Double) -> [Action] {
+    guard phase == .playing else {
+      lastTick = nil
+      return []
+    }
+    let delta = lastTick.map { max(0, now - $0) } ?? 0
+    lastTick = now
+    time += delta * max(0, configuration.speed)
+    var actions: [Action] = []
+    if let duration = configuration.duration, duration > 0, time >= duration {
+      if configuration.loops {
+        time = time.truncatingRemainder(dividingBy: duration)
+      } else {
+        time = duration
+        phase = .ready
+        actions.append(.finished)
+        actions.append(.render(time: time, frame: frameCounter))
+        frameInFlight = true
+        return actions
+      }
+    }
+    guard !frameInFlight, isFrameDue(now) else { return actions }
+    frameInFlight = true
+    actions.append(.render(time: time, frame: frameCounter))
+    return actions
+  }
+
+  /// The frame asked for by the last ``Action/render(time:frame:)`` finished.
+  public mutating func frameFinished(succeeded: Bool, error: String? = nil, now: Double)
+    -> [Action]
+  {
+    frameInFlight = false
+    if succeeded {
+      consecutiveFailures = 0
+      frameCounter += 1
+      return []
+    }
+    consecutiveFailures += 1
+    frameCounter += 1
+    if let limit = configuration.maximumConsecutiveFailures, consecutiveFailures >= limit,
+      phase == .playing
+    {
+      pause(.failures)
+      return [.autoPaused(failures: consecutiveFailures, lastError: error)]
+    }
+    return []
+  }
+
+  // MARK: Background
+
+  /// The app went to the background: ``Configuration/backgroundBehavior`` decides.
+  public mutating func enterBackground(now: Double) -> [Action] {
+    guard !inBackground else { return [] }
+    inBackground = true
+    let wasPlaying = phase == .playing || (phase == .loading && playAfterLoad)
+    switch configuration.backgroundBehavior {
+    case .stop:
+      restoreInForeground = false
+      return stop(now: now)
+    case .pause:
+      restoreInForeground = false
+    case .pauseAndRestore:
+      restoreInForeground = wasPlaying
+    }
+    if phase == .loading {
+      playAfterLoad = false
+    } else {
+      pause(.background)
+    }
+    return []
+  }
+
+  /// The app is in the foreground again: plays on under `pauseAndRestore` if it was playing.
+  public mutating func enterForeground(now: Double) -> [Action] {
+    guard inBackground else { return [] }
+    inBackground = false
+    guard restoreInForeground else { return [] }
+    restoreInForeground = false
+    if phase == .loading {
+      playAfterLoad = true
+      return []
+    }
+    return play(now: now)
+  }
+
+  // MARK: Internals
+
+  private mutating func pause(_ reason: PauseReason) {
+    guard phase == .playing else { return }
+    phase = .paused
+    pauseReason = reason
+    lastTick = nil
+  }
+
+  private mutating func resetTime() {
+    time = 0
+    frameCounter = 0
+    consecutiveFailures = 0
+    lastTick = nil
+    nextFrameDue = nil
+    frameInFlight = false
+  }
+
+  private func wrapped(_ time: Double) -> Double {
+    guard let duration = configuration.duration, duration > 0, time >= duration else {
+      return time
+    }
+    return configuration.loops ? time.truncatingRemainder(dividingBy: duration) : duration
+  }
+
+  /// Whether a frame is due at `now` at the effective rate: on a steady grid of
+  /// `1 / rate` from the first frame, a tick a little early (a quarter period, at most 4 ms)
+  /// counts as on time, and after a stall the grid starts again from the tick instead of
+  /// rendering a burst.
+  private mutating func isFrameDue(_ now: Double) -> Bool {
+    guard let rate = configuration.effectiveFrameRate else { return true }
+    let period = 1 / rate
+    guard let due = nextFrameDue else {
+      nextFrameDue = now + period
+      return true
+    }
+    let tolerance = min(0.004, period / 4)
+    guard now >= due - tolerance else { return false }
+    nextFrameDue = now - due > period ? now + period : due + period
+    return true
+  }
+}
