@@ -18,6 +18,7 @@ let package = Package(
     .library(name: "SocketIOServer", targets: ["SocketIOServer"]),
     .library(name: "LIVA", targets: ["LIVA"]),
     .library(name: "LIVAServer", targets: ["LIVAServer"]),
+    .library(name: "LIVAPlatform", targets: ["LIVAPlatform"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -129,6 +130,15 @@ package.targets += [
     swiftSettings: strict),
   .testTarget(
     name: "LIVAServerTests", dependencies: ["LIVAServer", "LIVAProtocol", "LIVAMedia"],
+    swiftSettings: strict),
+]
+
+// The decisions of the Apple shells, platform-neutral and tested here: the audio device's clock
+// on the display's, frame pacing, the lifecycle policy, the pixel hand-off.
+package.targets += [
+  .target(name: "LIVAPlatform", dependencies: ["LIVAEngine"], swiftSettings: strict),
+  .testTarget(
+    name: "LIVAPlatformTests", dependencies: ["LIVAPlatform", "LIVAEngine"],
     swiftSettings: strict),
 ]
 
