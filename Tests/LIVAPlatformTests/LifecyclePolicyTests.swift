@@ -1,0 +1,94 @@
+import Testing
+
+@testable import LIVAPlatform
+
+@Suite("LifecyclePolicy")
+struct LifecyclePolicyTests {
+  enum Event: Sendable {
+    case pause, resume, background, foreground, tick, interruption
+    case interruptionEnded(Bool)
+    case route(LifecyclePolicy.RouteChange)
+    case memory
+  }
+
+  /// Runs `events` (with their times) and returns every action, in order.
+  func run(
+    _ events: [(Double, Event)], configure: (inout LifecyclePolicy.Configuration) -> Void = { _ in }
+  ) -> (LifecyclePolicy, [LifecyclePolicy.Action]) {
+    var configuration = LifecyclePolicy.Configuration()
+    configure(&configuration)
+    var policy = LifecyclePolicy(configuration: configuration)
+    var actions: [LifecyclePolicy.Action] = []
+    for (now, event) in events {
+      switch event {
+      case .pause: actions += policy.pause(now: now)
+      case .resume: actions += policy.resume(now: now)
+      case .background: actions += policy.enterBackground(now: now)
+      case .foreground: actions += policy.enterForeground(now: now)
+      case .tick: actions += policy.tick(now: now)
+      case .interruption: actions += policy.interruptionBegan(now: now)
+      case .interruptionEnded(let resume):
+        actions += policy.interruptionEnded(shouldResume: resume, now: now)
+      case .route(let change): actions += policy.routeChanged(change, now: now)
+      case .memory: actions += policy.memoryWarning(now: now)
+      }
+    }
+    return (policy, actions)
+  }
+
+  @Test(
+    "event sequences and what they do",
+    arguments: [
+      // A short trip to the background: pause, then resume; the connection stays.
+      ([(0, .background), (10, .tick), (12, .foreground)], [.pause, .resume], false),
+      // A long one: disconnect after 30 s, reconnect and resume on return.
+      (
+        [(0, .background), (29, .tick), (30, .tick), (31, .tick), (40, .foreground)],
+        [.pause, .disconnect, .reconnect, .resume], false
+      ),
+      // Paused by the app before: the foreground does not resume it.
+      ([(0, .pause), (1, .background), (2, .foreground)], [.pause], true),
+      // A call that ends with "should resume".
+      ([(0, .interruption), (5, .interruptionEnded(true))], [.pause, .resume], false),
+      // A call that ends without it: stays paused until the app resumes.
+      ([(0, .interruption), (5, .interruptionEnded(false))], [.pause], true),
+      (
+        [(0, .interruption), (5, .interruptionEnded(false)), (6, .resume)], [.pause, .resume], false
+      ),
+      // A call while in the background: nothing resumes before both are over.
+      (
+        [(0, .background), (1, .interruption), (2, .foreground), (3, .interruptionEnded(true))],
+        [.pause, .resume], false
+      ),
+      // Headphones unplugged: pause until the user resumes; plugged in: new latency only.
+      ([(0, .route(.deviceLost))], [.refreshOutputLatency, .pause], true),
+      ([(0, .route(.deviceAdded))], [.refreshOutputLatency], false),
+      // An end of interruption that never began does nothing.
+      ([(0, .interruptionEnded(true))], [], false),
+    ] as [([(Double, Event)], [LifecyclePolicy.Action], Bool)])
+  func sequences(
+    events: [(Double, Event)], expected: [LifecyclePolicy.Action], pausedAtEnd: Bool
+  ) {
+    let (policy, actions) = run(events)
+    #expect(actions == expected)
+    #expect(policy.isPaused == pausedAtEnd)
+  }
+
+  @Test("background without pausing (background audio) and without a grace period")
+  func configured() {
+    let (policy, actions) = run([(0, .background), (3600, .tick), (3601, .foreground)]) {
+      $0.pausesInBackground = false
+      $0.backgroundGrace = nil
+    }
+    #expect(actions.isEmpty && !policy.isPaused)
+  }
+
+  @Test("memory pressure: cheap things first; in the background every decoded frame but idle 0")
+  func memory() {
+    #expect(
+      run([(0, .memory)]).1 == [.purge([.framePoolSpares, .playedOverlays, .decodedFramesBehind])])
+    #expect(
+      run([(0, .background), (1, .memory)]).1
+        == [.pause, .purge([.framePoolSpares, .playedOverlays, .decodedFrames])])
+  }
+}
