@@ -103,15 +103,15 @@ package.targets += [
   .target(
     name: "LIVA",
     dependencies: [
-      "LIVAEngine", "LIVAMedia", "LIVAProtocol", "SocketIO",
+      "LIVAEngine", "LIVAMedia", "LIVAPlatform", "LIVAProtocol", "SocketIO",
       .product(name: "Logging", package: "swift-log"),
     ],
     swiftSettings: strict),
   .testTarget(
     name: "LIVATests",
     dependencies: [
-      "LIVA", "LIVAEngine", "LIVAMedia", "LIVAProtocol", "LIVAServer", "LIVATestSupport",
-      "SocketIO",
+      "LIVA", "LIVAEngine", "LIVAMedia", "LIVAPlatform", "LIVAProtocol", "LIVAServer",
+      "LIVATestSupport", "SocketIO",
     ],
     swiftSettings: strict),
 ]

@@ -18,6 +18,12 @@ struct FramePool {
     buffers = Array(repeating: [], count: self.slots)
   }
 
+  /// Lets go of the pool's buffers (memory pressure): those no frame holds are freed; the
+  /// next frames allocate again.
+  mutating func releaseBuffers() {
+    buffers = Array(repeating: [], count: slots)
+  }
+
   /// A buffer holding a copy of `source`, from the next slot.
   mutating func take(copying source: UnsafeBufferPointer<UInt8>) -> [UInt8] {
     let slot = next

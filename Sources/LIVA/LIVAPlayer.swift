@@ -1,6 +1,7 @@
 import Foundation
 import LIVAEngine
 import LIVAMedia
+import LIVAPlatform
 import LIVAProtocol
 import Logging
 
@@ -348,6 +349,30 @@ public final class LIVAPlayer: Sendable {
   /// The connection is back: messages from now on can be streamed to their end again.
   public func connectionRestored() {
     state.withLock { $0.offline = false }
+  }
+
+  /// Frees memory under pressure, the steps in the order given (``LifecyclePolicy`` says which):
+  /// the frame pool's buffers, images of messages already played, decoded base frames outside
+  /// the window ahead, or every decoded base frame but the one on screen and idle frame 0.
+  /// What is dropped is decoded again when needed, off the render thread; a frame not back in
+  /// time is a hold, never a blank.
+  public func purgeMemory(_ steps: [LifecyclePolicy.PurgeStep]) {
+    for step in steps {
+      switch step {
+      case .framePoolSpares:
+        compositor.withLock { $0.pool.releaseBuffers() }
+      case .playedOverlays:
+        overlays.purgeUnowned()
+      case .decodedFramesBehind:
+        baseFrames.purgeMemory(keeping: windowFrames.map { ($0.animation, $0.index) })
+      case .decodedFrames:
+        let onScreen = state.withLock { $0.engine.lastDrawnFrame }
+        baseFrames.purgeMemory(
+          keeping: [(AnimationName.idleForward, 0)]
+            + (onScreen.map { [($0.animation, $0.index)] } ?? []))
+      }
+    }
+    logger.info("[LIVA] memory purged", metadata: ["steps": "\(steps)"])
   }
 
   /// Pauses: the picture holds and the chunk's audio pauses with it, at the last tick.

@@ -527,6 +527,12 @@ public final class BaseFrameStore: Sendable {
     decoded.purge()
   }
 
+  /// Drops every decoded frame except `frames` (memory pressure: keep what is on screen and
+  /// idle frame 0, or the window ahead); the disk is untouched.
+  public func purgeMemory(keeping frames: [(AnimationName, Int)]) {
+    decoded.purge(keeping: Set(frames.map { "\($0.0.rawValue)/\($0.1)" }))
+  }
+
   // MARK: Files
 
   private func directory(_ animation: AnimationName) -> URL {

@@ -356,6 +356,29 @@ public final class OverlayImageStore: Sendable {
     }
   }
 
+  /// Removes every stored image no message uses any more (memory pressure: the images of
+  /// messages already played, kept only for reuse).
+  public func purgeUnowned() {
+    purge { _, owners in owners.isEmpty }
+  }
+
+  /// Removes every stored image except `keys` (memory pressure).
+  public func purge(keeping keys: Set<String>) {
+    purge { key, _ in !keys.contains(key) }
+  }
+
+  private func purge(where drop: (String, Set<Int>) -> Bool) {
+    // The entries leave under the lock; their pixel buffers are freed after it is released.
+    let dropped = mutate { state -> [Entry] in
+      let keys = state.slotOfKey.compactMap { key, slot in
+        drop(key, state.slots[slot]!.owners) ? key : nil
+      }
+      state.statistics.removals += keys.count
+      return keys.compactMap { state.remove($0) }
+    }
+    _ = dropped
+  }
+
   /// Removes every stored image (e.g. on memory pressure). Decodes under way still complete.
   public func purge() {
     // Take the entries out under the lock; their pixel buffers are freed after it is released.

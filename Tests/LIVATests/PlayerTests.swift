@@ -2,6 +2,7 @@ import Foundation
 import LIVA
 import LIVAEngine
 import LIVAMedia
+import LIVAPlatform
 import LIVAProtocol
 import Testing
 
@@ -382,5 +383,31 @@ struct PlayerTests {
     scheduler.runAll()
     // Then the idle loop goes on at its own pace: frames 1, 2, 3 at 0.1, 0.2, 0.3 s.
     #expect(recorder.frames.map(\.content.index).prefix(4) == [0, 1, 2, 3])
+  }
+
+  @Test(
+    "memory pressure: purged frames leave idle frame 0 and the frame on screen; playback goes on with no blank frame"
+  )
+  func purgeMemory() throws {
+    let frameBytes = FixtureAvatar.size * FixtureAvatar.size * 4
+    let avatar = try FixtureAvatar()  // every frame decoded
+    let (player, link, _, recorder) = try makePlayer(avatar: avatar)
+    link.run(from: 0, to: 0.35)
+    let onScreen = try #require(recorder.frames.last?.content)
+    #expect(avatar.store.statistics.memoryBytes > 10 * frameBytes)
+    player.purgeMemory([.framePoolSpares, .playedOverlays, .decodedFrames])
+    #expect(avatar.store.statistics.memoryBytes <= 2 * frameBytes)
+    #expect(avatar.store.decodedFrame(0, of: .idleForward) != nil)
+    #expect(avatar.store.decodedFrame(onScreen.index, of: onScreen.animation) != nil)
+    // The window comes back as playback goes on (decodes run inline here): no miss.
+    let presented = recorder.frames.count
+    link.run(from: 0.35, to: 3)
+    #expect(player.metrics.baseFrameMisses == 0)
+    #expect(recorder.frames.count > presented + 20)
+    // Outside the window: only what the window holds stays.
+    player.purgeMemory([.decodedFramesBehind])
+    let window = Set(player.windowFrames.map { "\($0.animation.rawValue)/\($0.index)" })
+    #expect(avatar.store.statistics.memoryBytes <= window.count * frameBytes)
+    #expect(avatar.store.decodedFrame(0, of: .idleForward) != nil)
   }
 }
