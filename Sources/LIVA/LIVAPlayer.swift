@@ -384,6 +384,7 @@ public final class LIVAPlayer: Sendable {
   /// next tick has delta 0, so nothing jumps).
   public func resume() {
     perform(state.withLock { $0.engine.resume() }, at: nil)
+    updateWindow()  // what a purge while paused let go of comes back first
   }
 
   /// Whether the player is paused (``pause()`` or the debug step mode).

@@ -386,7 +386,7 @@ struct PlayerTests {
   }
 
   @Test(
-    "memory pressure: purged frames leave idle frame 0 and the frame on screen; playback goes on with no blank frame"
+    "memory pressure: a purge while paused leaves idle frame 0 and the frame on screen; after resuming, no blank frame and no miss"
   )
   func purgeMemory() throws {
     let frameBytes = FixtureAvatar.size * FixtureAvatar.size * 4
@@ -395,19 +395,24 @@ struct PlayerTests {
     link.run(from: 0, to: 0.35)
     let onScreen = try #require(recorder.frames.last?.content)
     #expect(avatar.store.statistics.memoryBytes > 10 * frameBytes)
+    // In the background: paused, then everything but what is on screen and idle frame 0.
+    player.pause()
     player.purgeMemory([.framePoolSpares, .playedOverlays, .decodedFrames])
     #expect(avatar.store.statistics.memoryBytes <= 2 * frameBytes)
     #expect(avatar.store.decodedFrame(0, of: .idleForward) != nil)
     #expect(avatar.store.decodedFrame(onScreen.index, of: onScreen.animation) != nil)
-    // The window comes back as playback goes on (decodes run inline here): no miss.
+    link.run(from: 0.35, to: 10)
+    player.resume()
     let presented = recorder.frames.count
-    link.run(from: 0.35, to: 3)
+    link.run(from: 10, to: 13)
     #expect(player.metrics.baseFrameMisses == 0)
     #expect(recorder.frames.count > presented + 20)
-    // Outside the window: only what the window holds stays.
+    // In the foreground: what is outside the window goes, playback does not notice.
     player.purgeMemory([.decodedFramesBehind])
-    let window = Set(player.windowFrames.map { "\($0.animation.rawValue)/\($0.index)" })
+    let window = player.windowFrames
     #expect(avatar.store.statistics.memoryBytes <= window.count * frameBytes)
     #expect(avatar.store.decodedFrame(0, of: .idleForward) != nil)
+    link.run(from: 13, to: 16)
+    #expect(player.metrics.baseFrameMisses == 0)
   }
 }
