@@ -19,6 +19,7 @@ let package = Package(
     .library(name: "LIVA", targets: ["LIVA"]),
     .library(name: "LIVAServer", targets: ["LIVAServer"]),
     .library(name: "LIVAPlatform", targets: ["LIVAPlatform"]),
+    .library(name: "LIVAKit", targets: ["LIVAKit"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -136,9 +137,14 @@ package.targets += [
 // The decisions of the Apple shells, platform-neutral and tested here: the audio device's clock
 // on the display's, frame pacing, the lifecycle policy, the pixel hand-off.
 package.targets += [
-  .target(name: "LIVAPlatform", dependencies: ["LIVAEngine"], swiftSettings: strict),
+  .target(name: "LIVAPlatform", dependencies: ["LIVAEngine", "LIVAMedia"], swiftSettings: strict),
   .testTarget(
-    name: "LIVAPlatformTests", dependencies: ["LIVAPlatform", "LIVAEngine"],
+    name: "LIVAPlatformTests", dependencies: ["LIVAPlatform", "LIVAEngine", "LIVAMedia"],
+    swiftSettings: strict),
+  // Apple only (every file is compiled out elsewhere): UIKit and SwiftUI views, CADisplayLink,
+  // AVAudioEngine, the audio session and the notifications, over LIVAPlatform's decisions.
+  .target(
+    name: "LIVAKit", dependencies: ["LIVA", "LIVAEngine", "LIVAMedia", "LIVAPlatform"],
     swiftSettings: strict),
 ]
 

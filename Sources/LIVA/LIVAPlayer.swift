@@ -531,6 +531,11 @@ public final class LIVAPlayer: Sendable {
       return actions
     }
     perform(actions, at: nil)
+    // An output with latency schedules the audio ahead, right after the chunk before.
+    if let data, !data.isEmpty {
+      let now = state.withLock { $0.lastTick } ?? 0
+      for case .chunkQueued(let id) in actions { audio.prepare(id, audio: data, at: now) }
+    }
     updateWindow()
   }
 

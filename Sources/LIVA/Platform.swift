@@ -26,6 +26,15 @@ public protocol AudioOutput: AnyObject, Sendable {
   func resume(at time: Double)
   /// Where the playing chunk's audio is at display time `time`, or nil when nothing plays.
   func position(at time: Double) -> AudioClock?
+  /// The audio of the chunk that will play next, as soon as it is there (before its
+  /// ``start(_:audio:offset:at:)``): an output with latency schedules it right after the
+  /// chunk before, with no gap. Optional: the default does nothing.
+  func prepare(_ chunk: ChunkID, audio: Data, at time: Double)
+}
+
+extension AudioOutput {
+  /// Does nothing: an output without latency starts each chunk when asked.
+  public func prepare(_ chunk: ChunkID, audio: Data, at time: Double) {}
 }
 
 /// A composited frame, ready to show or record.

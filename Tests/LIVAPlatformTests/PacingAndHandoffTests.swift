@@ -1,3 +1,4 @@
+import LIVAMedia
 import Testing
 
 @testable import LIVAPlatform
@@ -44,5 +45,15 @@ struct PacingAndHandoffTests {
     let handoff = PixelHandoff(width: 2, height: 1, straightRGBA: pixel + [0, 0, 0, 0])
     #expect(handoff.alpha == .premultiplied)
     #expect(Array(handoff.pixels.prefix(4)) == expected)
+  }
+}
+
+@Suite("Layer gravity")
+struct LayerGravityTests {
+  @Test("each content mode has its layer gravity")
+  func gravity() {
+    #expect(LayerGravity(.aspectFit) == .resizeAspect)
+    #expect(LayerGravity(.aspectFill) == .resizeAspectFill)
+    #expect(LayerGravity(.stretch) == .resize)
   }
 }

@@ -1,0 +1,186 @@
+#if canImport(AVFoundation) && canImport(QuartzCore)
+  import AVFoundation
+  import Foundation
+  import LIVA
+  import LIVAEngine
+  import LIVAPlatform
+
+  /// A ``LIVA/AudioOutput`` on AVAudioEngine: each chunk's MP3 is decoded to PCM and scheduled
+  /// on one `AVAudioPlayerNode` at the sample time ``LIVAPlatform/AudioTimeline`` decides, and
+  /// positions are what is heard, output latency included. Every decision is the timeline's;
+  /// this class only carries its actions out.
+  public final class AudioEngineOutput: AudioOutput, @unchecked Sendable {
+    // @unchecked: `timeline` and `buffers` are touched under `lock` only; the AVAudioEngine
+    // objects are documented as usable from any thread.
+    private let engine = AVAudioEngine()
+    private let player = AVAudioPlayerNode()
+    private let lock = NSLock()
+    private var timeline: AudioTimeline
+    private var buffers: [ChunkID: AVAudioPCMBuffer] = [:]
+    private let format: AVAudioFormat
+
+    /// Attaches a player node to a new engine and starts it; `outputLatency` is the route's
+    /// (``AudioSessionSetup/outputLatency`` on iOS).
+    public init(outputLatency: Double, sampleRate: Double = 44_100) throws {
+      guard let format = AVAudioFormat(standardFormatWithSampleRate: sampleRate, channels: 1)
+      else { throw CocoaError(.featureUnsupported) }
+      self.format = format
+      engine.attach(player)
+      engine.connect(player, to: engine.mainMixerNode, format: format)
+      try engine.start()
+      player.play()
+      timeline = AudioTimeline(
+        sampleRate: sampleRate, outputLatency: outputLatency, displayTime: CACurrentMediaTime())
+    }
+
+    /// Decodes and schedules a chunk's audio as the timeline says.
+    public func start(_ chunk: ChunkID, audio: Data, offset: Double, at time: Double) {
+      let prepared = lock.withLock { buffers[chunk] }
+      guard let buffer = prepared ?? Self.decode(audio, to: format) else { return }
+      let actions = lock.withLock { () -> [AudioTimeline.Action] in
+        buffers[chunk] = buffer
+        refreshAnchor()
+        let actions = timeline.start(
+          chunk, totalFrames: Int64(buffer.frameLength), offset: offset, at: time)
+        // Only the chunks on the timeline keep their PCM.
+        let kept = Set(timeline.segments.map(\.chunk))
+        buffers = buffers.filter { kept.contains($0.key) }
+        return actions
+      }
+      perform(actions)
+    }
+
+    /// Decodes the next chunk's audio as soon as it is there and, while the one before is
+    /// still playing, schedules it at the exact sample where that one ends.
+    public func prepare(_ chunk: ChunkID, audio: Data, at time: Double) {
+      guard let buffer = Self.decode(audio, to: format) else { return }
+      let actions = lock.withLock { () -> [AudioTimeline.Action] in
+        buffers[chunk] = buffer
+        refreshAnchor()
+        return timeline.enqueue(chunk, totalFrames: Int64(buffer.frameLength), at: time)
+      }
+      perform(actions)
+    }
+
+    /// Stops the chunk and drops what is scheduled.
+    public func stop(_ chunk: ChunkID, at time: Double) {
+      perform(lock.withLock { timeline.stop(chunk, at: time) })
+    }
+
+    /// Pauses the player node.
+    public func pause(at time: Double) {
+      perform(lock.withLock { timeline.pause(at: time) })
+    }
+
+    /// Plays the player node again.
+    public func resume(at time: Double) {
+      perform(lock.withLock { timeline.resume(at: time) })
+    }
+
+    /// Where the chunk being heard is at display time `time`.
+    public func position(at time: Double) -> AudioClock? {
+      lock.withLock {
+        refreshAnchor()
+        return timeline.position(at: time)
+      }
+    }
+
+    /// A new route: its output latency.
+    public func setOutputLatency(_ latency: Double) {
+      lock.withLock { timeline.outputLatency = latency }
+    }
+
+    /// The system interrupted the audio (``LIVAPlatform/LifecyclePolicy`` passes it on).
+    public func interruptionBegan(at time: Double) {
+      perform(lock.withLock { timeline.interruptionBegan(at: time) })
+    }
+
+    /// The interruption ended: the engine starts again and the chunk goes on from where it
+    /// was heard.
+    public func interruptionEnded(at time: Double) {
+      perform(lock.withLock { timeline.interruptionEnded(at: time, sampleTime: 0) })
+    }
+
+    /// Ties the timeline to the player's clock: `lastRenderTime` gives host and sample time.
+    private func refreshAnchor() {
+      guard let nodeTime = player.lastRenderTime, nodeTime.isHostTimeValid,
+        let playerTime = player.playerTime(forNodeTime: nodeTime)
+      else { return }
+      timeline.anchor(
+        displayTime: AVAudioTime.seconds(forHostTime: nodeTime.hostTime),
+        sampleTime: Double(playerTime.sampleTime))
+    }
+
+    private func perform(_ actions: [AudioTimeline.Action]) {
+      for action in actions {
+        switch action {
+        case .schedule(let chunk, let at, let skip, let frames):
+          guard let source = lock.withLock({ buffers[chunk] }),
+            let part = Self.slice(source, skip: skip, frames: frames)
+          else { continue }
+          let when = AVAudioTime(sampleTime: at, atRate: format.sampleRate)
+          player.scheduleBuffer(part, at: when, options: [])
+        case .stopPlayer:
+          player.stop()
+          player.play()
+        case .pausePlayer:
+          player.pause()
+        case .playPlayer:
+          player.play()
+        case .restartEngine:
+          try? engine.start()
+          player.play()
+        }
+      }
+    }
+
+    /// The MP3 decoded to PCM in `format` (through a temporary file: AVAudioFile reads files).
+    private static func decode(_ mp3: Data, to format: AVAudioFormat) -> AVAudioPCMBuffer? {
+      let url = FileManager.default.temporaryDirectory
+        .appendingPathComponent("liva-\(UUID().uuidString).mp3")
+      defer { try? FileManager.default.removeItem(at: url) }
+      guard (try? mp3.write(to: url)) != nil,
+        let file = try? AVAudioFile(forReading: url),
+        let decoded = AVAudioPCMBuffer(
+          pcmFormat: file.processingFormat, frameCapacity: AVAudioFrameCount(file.length)),
+        (try? file.read(into: decoded)) != nil
+      else { return nil }
+      if decoded.format == format { return decoded }
+      guard let converter = AVAudioConverter(from: decoded.format, to: format) else { return nil }
+      let ratio = format.sampleRate / decoded.format.sampleRate
+      guard
+        let converted = AVAudioPCMBuffer(
+          pcmFormat: format,
+          frameCapacity: AVAudioFrameCount(Double(decoded.frameLength) * ratio) + 1024)
+      else { return nil }
+      var consumed = false
+      let status = converter.convert(to: converted, error: nil) { _, state in
+        if consumed {
+          state.pointee = .endOfStream
+          return nil
+        }
+        consumed = true
+        state.pointee = .haveData
+        return decoded
+      }
+      return status == .error ? nil : converted
+    }
+
+    /// `frames` frames of `buffer` from frame `skip`.
+    private static func slice(_ buffer: AVAudioPCMBuffer, skip: Int64, frames: Int64)
+      -> AVAudioPCMBuffer?
+    {
+      guard skip > 0 else { return buffer }
+      guard
+        let part = AVAudioPCMBuffer(
+          pcmFormat: buffer.format, frameCapacity: AVAudioFrameCount(frames)),
+        let source = buffer.floatChannelData, let target = part.floatChannelData
+      else { return nil }
+      for channel in 0..<Int(buffer.format.channelCount) {
+        target[channel].update(from: source[channel] + Int(skip), count: Int(frames))
+      }
+      part.frameLength = AVAudioFrameCount(frames)
+      return part
+    }
+  }
+#endif

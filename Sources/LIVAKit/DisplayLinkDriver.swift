@@ -1,0 +1,83 @@
+#if canImport(UIKit) && canImport(QuartzCore)
+  import Foundation
+  import LIVA
+  import LIVAPlatform
+  import QuartzCore
+
+  /// A ``LIVA/DisplayLink`` over `CADisplayLink`, ticking on a thread of its own (compositing
+  /// never runs on the main thread). Ticks carry `targetTimestamp`: the time the frame will be
+  /// on screen, on the `CACurrentMediaTime` clock the audio output maps its samples to.
+  ///
+  /// The link holds its target strongly, so it targets a small proxy that holds the driver
+  /// weakly: dropping the driver stops the link.
+  public final class DisplayLinkDriver: DisplayLink, @unchecked Sendable {
+    // @unchecked: `link`, `thread` and `onTick` are touched under `lock` only, or on the
+    // link's own thread after `start` set them.
+    private let lock = NSLock()
+    private var link: CADisplayLink?
+    private var thread: Thread?
+    private var onTick: (@Sendable (Double) -> Void)?
+    /// The frame rates to ask the display for (see ``LIVAPlatform/FramePacing``).
+    public let range: FrameRateRange
+
+    /// A driver asking the display for `range` (default: LIVA's 30 fps speech, 60 Hz ticks).
+    public init(
+      range: FrameRateRange = FramePacing.preferredRange(contentRate: 30, displayMaximum: 60)
+    ) {
+      self.range = range
+    }
+
+    /// Starts the link on a new thread's run loop.
+    public func start(_ onTick: @escaping @Sendable (Double) -> Void) {
+      stop()
+      let proxy = Proxy(self)
+      let link = CADisplayLink(target: proxy, selector: #selector(Proxy.tick(_:)))
+      link.preferredFrameRateRange = CAFrameRateRange(
+        minimum: Float(range.minimum), maximum: Float(range.maximum),
+        preferred: Float(range.preferred))
+      let thread = Thread {
+        link.add(to: .current, forMode: .common)
+        while !Thread.current.isCancelled { RunLoop.current.run(until: .distantFuture) }
+      }
+      thread.name = "LIVA display link"
+      thread.qualityOfService = .userInteractive
+      lock.withLock {
+        self.onTick = onTick
+        self.link = link
+        self.thread = thread
+      }
+      thread.start()
+    }
+
+    /// Stops the link; no tick starts after this returns.
+    public func stop() {
+      let (link, thread) = lock.withLock { () -> (CADisplayLink?, Thread?) in
+        defer {
+          self.link = nil
+          self.thread = nil
+          self.onTick = nil
+        }
+        return (self.link, self.thread)
+      }
+      link?.invalidate()
+      thread?.cancel()
+    }
+
+    fileprivate func tick(_ link: CADisplayLink) {
+      let handler = lock.withLock { onTick }
+      handler?(link.targetTimestamp)
+    }
+
+    deinit { link?.invalidate() }
+
+    /// The link's target: holds the driver weakly.
+    private final class Proxy: NSObject {
+      weak var driver: DisplayLinkDriver?
+      init(_ driver: DisplayLinkDriver) { self.driver = driver }
+      @objc func tick(_ link: CADisplayLink) {
+        guard let driver else { return link.invalidate() }
+        driver.tick(link)
+      }
+    }
+  }
+#endif

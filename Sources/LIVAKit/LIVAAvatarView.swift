@@ -1,0 +1,71 @@
+#if canImport(SwiftUI) && canImport(UIKit)
+  import LIVA
+  import LIVAMedia
+  import LIVAPlatform
+  import SwiftUI
+
+  /// A SwiftUI view of a LIVA avatar over ``LIVAAvatarUIView``. It connects when it appears and
+  /// disconnects when it goes; modifiers return modified copies, as Lottie's do:
+  ///
+  /// ```swift
+  /// LIVAAvatarView(configuration: configuration)
+  ///   .avatarContentMode(.aspectFill)
+  ///   .onAvatarEvent { event in print(event) }
+  /// ```
+  public struct LIVAAvatarView: UIViewRepresentable {
+    private let configuration: LIVAConfiguration
+    private var contentMode: LIVAMedia.ContentMode = .aspectFit
+    private var lifecycle = LifecyclePolicy.Configuration()
+    private var onEvent: (@Sendable (LIVAEvent) -> Void)?
+
+    /// A view for the avatar `configuration` names.
+    public init(configuration: LIVAConfiguration) { self.configuration = configuration }
+
+    /// How frames fit the view (default aspect fit).
+    public func avatarContentMode(_ mode: LIVAMedia.ContentMode) -> Self {
+      var copy = self
+      copy.contentMode = mode
+      return copy
+    }
+
+    /// Seconds in the background before disconnecting (nil: never).
+    public func backgroundGrace(_ seconds: Double?) -> Self {
+      var copy = self
+      copy.lifecycle.backgroundGrace = seconds
+      return copy
+    }
+
+    /// Calls `handler` with every event of the client (speaking, chunks, warnings, errors).
+    public func onAvatarEvent(_ handler: @escaping @Sendable (LIVAEvent) -> Void) -> Self {
+      var copy = self
+      copy.onEvent = handler
+      return copy
+    }
+
+    /// Builds the view and connects.
+    public func makeUIView(context: Context) -> UIView {
+      guard let view = try? LIVAAvatarUIView(configuration: configuration, lifecycle: lifecycle)
+      else { return UIView() }
+      view.avatarContentMode = contentMode
+      let client = view.client
+      let onEvent = onEvent
+      Task {
+        if let onEvent { Task { for await event in client.events { onEvent(event) } } }
+        await client.connect()
+      }
+      return view
+    }
+
+    /// Applies a changed content mode.
+    public func updateUIView(_ uiView: UIView, context: Context) {
+      (uiView as? LIVAAvatarUIView)?.avatarContentMode = contentMode
+    }
+
+    /// Disconnects and stops ticking.
+    public static func dismantleUIView(_ uiView: UIView, coordinator: ()) {
+      guard let view = uiView as? LIVAAvatarUIView else { return }
+      view.tearDown()
+      Task { [client = view.client] in await client.disconnect() }
+    }
+  }
+#endif

@@ -1,0 +1,45 @@
+#if canImport(UIKit) && canImport(CoreGraphics)
+  import CoreGraphics
+  import Foundation
+  import LIVA
+  import LIVAPlatform
+  import QuartzCore
+
+  /// A ``LIVA/RenderSurface`` that shows frames as a layer's contents: each frame becomes a
+  /// `CGImage` on the display link's thread (converted once by
+  /// ``LIVAPlatform/PixelHandoff``), and only the assignment of `contents` happens on the main
+  /// thread.
+  public final class LayerSurface: RenderSurface, @unchecked Sendable {
+    // @unchecked: `layer` is only touched on the main thread.
+    private let layer: CALayer
+
+    /// A surface drawing into `layer` (the view's backing layer).
+    public init(layer: CALayer) { self.layer = layer }
+
+    /// Converts the frame to an image here, then hands it to the main thread.
+    public func present(_ frame: RenderedFrame) {
+      let handoff = PixelHandoff(
+        width: frame.width, height: frame.height, straightRGBA: frame.pixels)
+      guard let image = Self.image(handoff) else { return }
+      DispatchQueue.main.async { [layer] in
+        CATransaction.begin()
+        CATransaction.setDisableActions(true)  // no implicit cross-fade between frames
+        layer.contents = image
+        CATransaction.commit()
+      }
+    }
+
+    private static func image(_ handoff: PixelHandoff) -> CGImage? {
+      let alpha: CGImageAlphaInfo =
+        handoff.alpha == .opaque ? .noneSkipLast : .premultipliedLast
+      guard let provider = CGDataProvider(data: Data(handoff.pixels) as CFData) else {
+        return nil
+      }
+      return CGImage(
+        width: handoff.width, height: handoff.height, bitsPerComponent: 8, bitsPerPixel: 32,
+        bytesPerRow: handoff.bytesPerRow, space: CGColorSpaceCreateDeviceRGB(),
+        bitmapInfo: CGBitmapInfo(rawValue: alpha.rawValue), provider: provider, decode: nil,
+        shouldInterpolate: true, intent: .defaultIntent)
+    }
+  }
+#endif
