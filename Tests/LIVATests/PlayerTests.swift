@@ -415,4 +415,43 @@ struct PlayerTests {
     link.run(from: 13, to: 16)
     #expect(player.metrics.baseFrameMisses == 0)
   }
+
+  /// A headless output that also records what it was handed ahead of time.
+  final class PreparingAudio: AudioOutput, @unchecked Sendable {
+    // @unchecked: used from the test's thread only.
+    let base = HeadlessAudioOutput()
+    var prepared: [ChunkID] = []
+    var startedWhenPrepared: [Int] = []
+    func start(_ chunk: ChunkID, audio: Data, offset: Double, at time: Double) {
+      base.start(chunk, audio: audio, offset: offset, at: time)
+    }
+    func stop(_ chunk: ChunkID, at time: Double) { base.stop(chunk, at: time) }
+    func pause(at time: Double) { base.pause(at: time) }
+    func resume(at time: Double) { base.resume(at: time) }
+    func position(at time: Double) -> AudioClock? { base.position(at: time) }
+    func prepare(_ chunk: ChunkID, audio: Data, at time: Double) {
+      prepared.append(chunk)
+      startedWhenPrepared.append(base.segments.count)
+    }
+  }
+
+  @Test("each chunk's audio is handed to the output as soon as it is queued, before it starts")
+  func audioPreparedAhead() throws {
+    let avatar = try FixtureAvatar()
+    let audio = PreparingAudio()
+    var configuration = LIVAPlayer.Configuration()
+    configuration.featherWidth = 0
+    let player = LIVAPlayer(
+      configuration: configuration, baseFrames: avatar.store, audio: audio,
+      surface: CallbackSurface { _ in }, decodeScheduler: InlineDecodeScheduler())
+    let link = VirtualDisplayLink()
+    link.start { player.tick(now: $0) }
+    link.run(from: 0, to: 0.5)
+    speak(player, frames: try wireFrames(count: 90, tag: "p"), chunkSize: 30)
+    link.run(from: 0.5, to: 6)
+    #expect(audio.prepared.map(\.index) == [0, 1, 2])
+    // All three were handed over before the first one started.
+    #expect(audio.startedWhenPrepared == [0, 0, 0])
+    #expect(audio.base.segments.map(\.chunk) == audio.prepared)
+  }
 }
