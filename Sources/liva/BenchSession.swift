@@ -56,7 +56,7 @@ struct BenchSession: AsyncParsableCommand {
       try await timeToFirstFrame(configuration: configuration, cache: clientRoot)
     }
 
-    let before = ResidentMemory.read()
+    let before = ResidentMemory.currentMiB()
     let store = try BaseFrameStore(
       root: clientRoot, memoryByteLimit: configuration.baseFrameBudget)
     let link = VirtualDisplayLink()
@@ -95,7 +95,7 @@ struct BenchSession: AsyncParsableCommand {
         idleSince = nil
       }
       if now + 1e-9 >= nextSample {
-        samples.append(.init(time: now, residentMiB: ResidentMemory.read().residentMiB))
+        samples.append(.init(time: now, residentMiB: ResidentMemory.currentMiB()))
         nextSample += sampleEvery
       }
     }
@@ -103,7 +103,7 @@ struct BenchSession: AsyncParsableCommand {
     let metrics = player.metrics
     let result = BenchSessionResult(
       size: "\(size)", duration: duration, messages: messages, samples: samples,
-      baselineMiB: before.residentMiB, peakMiB: ResidentMemory.read().peakMiB,
+      baselineMiB: before, peakMiB: SessionReport.peakMemoryMiB(),
       timeToFirstFrameMilliseconds: startUps.sorted()[startUps.count / 2],
       timeToFirstFrameRuns: startUps,
       framesPresented: metrics.framesPresented, baseFrameMisses: metrics.baseFrameMisses,
@@ -182,25 +182,16 @@ struct BenchSession: AsyncParsableCommand {
   }
 }
 
-/// Resident memory of this process, from `/proc/self/status` (zero where there is none).
+/// Resident memory of this process now, in MiB, from `/proc/self/status` (0 where there is
+/// none); the peak is `SessionReport.peakMemoryMiB()`.
 enum ResidentMemory {
-  struct Reading {
-    var residentMiB: Double
-    var peakMiB: Double
-  }
-
-  static func read() -> Reading {
+  static func currentMiB() -> Double {
     guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else {
-      return Reading(residentMiB: 0, peakMiB: 0)
-    }
-    func field(_ name: String) -> Double {
-      for line in text.split(separator: "\n") where line.hasPrefix(name + ":") {
-        let digits = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first
-        return (digits.flatMap { Double($0) } ?? 0) / 1024
-      }
       return 0
     }
-    return Reading(residentMiB: field("VmRSS"), peakMiB: field("VmHWM"))
+    let line = text.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
+    let kilobytes = line?.split(separator: " ").dropFirst().first.flatMap { Double($0) }
+    return (kilobytes ?? 0) / 1024
   }
 }
 
