@@ -1,9 +1,26 @@
 // swift-tools-version: 6.1
+import Foundation
 import PackageDescription
 
 // PngineKit is its own package: WasmKit 0.4.2 declares iOS 18 / macOS 15, the LIVA package
 // beside it iOS 16 / macOS 13, and a package cannot depend on a product that needs a higher
 // minimum than its own (README.md).
+// The WebGPU backend (targets CWGPU, CPngineWGPU, PngineWebGPU; product PngineWebGPU) needs
+// wgpu-native through pkg-config (`wgpu-native.pc`, installed by scripts/setup-wgpu.sh). It is
+// left out when PNGINE_NO_WEBGPU=1 or when no `wgpu-native.pc` is in PKG_CONFIG_PATH or the
+// usual pkg-config folders, so the runtime and the recording backend build and test without it.
+let webGPU: Bool = {
+  let environment = ProcessInfo.processInfo.environment
+  if environment["PNGINE_NO_WEBGPU"] == "1" { return false }
+  let folders =
+    (environment["PKG_CONFIG_PATH"] ?? "").split(separator: ":").map(String.init) + [
+      "/usr/local/lib/pkgconfig", "/usr/local/share/pkgconfig", "/usr/lib/pkgconfig",
+      "/usr/share/pkgconfig", "/usr/lib/x86_64-linux-gnu/pkgconfig",
+      "/usr/lib/aarch64-linux-gnu/pkgconfig", "/opt/homebrew/lib/pkgconfig",
+    ]
+  return folders.contains { FileManager.default.fileExists(atPath: $0 + "/wgpu-native.pc") }
+}()
+
 let package = Package(
   name: "PngineKit",
   platforms: [.iOS(.v18), .macOS(.v15)],
@@ -47,3 +64,24 @@ let package = Package(
     ),
   ]
 )
+
+if webGPU {
+  // `pngine render` exists only with the backend (`#if canImport(PngineWebGPU)`).
+  package.targets.first { $0.name == "pngine" }?.dependencies.append("PngineWebGPU")
+  package.products.append(.library(name: "PngineWebGPU", targets: ["PngineWebGPU"]))
+  package.targets += [
+    .systemLibrary(name: "CWGPU", path: "Sources/CWGPU", pkgConfig: "wgpu-native"),
+    .target(name: "CPngineWGPU", dependencies: ["CWGPU"]),
+    .target(
+      name: "PngineWebGPU",
+      dependencies: [
+        "PngineKit", "CWGPU", "CPngineWGPU", .product(name: "Logging", package: "swift-log"),
+      ]
+    ),
+    .testTarget(
+      name: "PngineWebGPUTests",
+      dependencies: ["PngineWebGPU", "PngineKit"],
+      exclude: ["References"]
+    ),
+  ]
+}

@@ -185,4 +185,11 @@ public struct DecodedCommand: Sendable, Hashable {
   public var offset: Int
   /// The command.
   public var command: Command
+
+  /// Makes a decoded command (the decoder's output; tests build streams by hand with it).
+  public init(opcode: UInt8, offset: Int, command: Command) {
+    self.opcode = opcode
+    self.offset = offset
+    self.command = command
+  }
 }

@@ -80,6 +80,15 @@ public struct PngineError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The command stream is well formed but inconsistent (id used before definition, passes
     /// do not nest, submit not last).
     public static let commandValidation = Code(rawValue: -121)
+    /// The GPU rejected a command (a WebGPU validation or out-of-memory error); the message
+    /// is the GPU's.
+    public static let gpuValidation = Code(rawValue: -130)
+    /// The GPU device was lost (destroyed, reset, or its driver gone).
+    public static let deviceLost = Code(rawValue: -131)
+    /// No GPU adapter or device could be obtained.
+    public static let gpuUnavailable = Code(rawValue: -132)
+    /// A descriptor blob (texture, sampler, bind group, pipeline JSON) is malformed.
+    public static let invalidDescriptor = Code(rawValue: -133)
 
     /// Upstream's native code this code falls under.
     public var nativeCode: Code {
@@ -88,8 +97,11 @@ public struct PngineError: Error, Sendable, Hashable, CustomStringConvertible {
         .executorMissing, .executorInvalid, .importNotAllowed, .invalidCommandBuffer:
         return .bytecodeInvalid
       case .limitExceeded, .memoryLimit: return .outOfMemory
-      case .outOfFuel, .trap, .pointerOutOfBounds, .executorStatus, .commandValidation:
+      case .outOfFuel, .trap, .pointerOutOfBounds, .executorStatus, .commandValidation,
+        .gpuValidation:
         return .renderFailed
+      case .deviceLost, .gpuUnavailable: return .contextFailed
+      case .invalidDescriptor: return .invalidArgument
       default: return self
       }
     }
@@ -105,7 +117,8 @@ public struct PngineError: Error, Sendable, Hashable, CustomStringConvertible {
         -105: "invalidHeader", -106: "invalidTable", -110: "executorMissing",
         -111: "executorInvalid", -112: "importNotAllowed", -113: "memoryLimit",
         -114: "outOfFuel", -115: "trap", -116: "pointerOutOfBounds", -117: "executorStatus",
-        -120: "invalidCommandBuffer", -121: "commandValidation",
+        -120: "invalidCommandBuffer", -121: "commandValidation", -130: "gpuValidation",
+        -131: "deviceLost", -132: "gpuUnavailable", -133: "invalidDescriptor",
       ]
       return names[rawValue] ?? "code(\(rawValue))"
     }

@@ -1,0 +1,271 @@
+/// The resource kinds of a command stream, one id space each.
+public enum ResourceKind: String, Sendable, Hashable, CaseIterable {
+  /// 0x01.
+  case buffer
+  /// 0x02.
+  case texture
+  /// 0x03.
+  case sampler
+  /// 0x04.
+  case shader
+  /// 0x05 and 0x06 share the pipeline id space.
+  case pipeline
+  /// 0x07.
+  case bindGroup
+  /// 0x08.
+  case textureView
+  /// 0x09.
+  case querySet
+  /// 0x0A.
+  case bindGroupLayout
+  /// 0x0B.
+  case imageBitmap
+  /// 0x0C.
+  case pipelineLayout
+  /// 0x0D.
+  case renderBundle
+}
+
+/// What a stream has defined so far and what its open pass has set: the checks every backend
+/// runs before touching a GPU, so that a bad id or a draw without a pipeline is a
+/// ``PngineError`` naming the command, not a GPU crash or a silent no-op.
+public struct CommandChecker: Sendable {
+  /// Pipeline kinds (render or compute), by id.
+  public enum PipelineKind: Sendable, Hashable {
+    /// 0x05.
+    case render
+    /// 0x06.
+    case compute
+  }
+  /// The open pass.
+  public enum Pass: Sendable, Hashable {
+    /// None open.
+    case none
+    /// A render pass.
+    case render
+    /// A compute pass.
+    case compute
+  }
+
+  /// Defined ids per kind.
+  public private(set) var defined: [ResourceKind: Set<UInt16>] = [:]
+  /// Buffer sizes by id.
+  public private(set) var bufferSizes: [UInt16: UInt32] = [:]
+  /// Pipeline kinds by id.
+  public private(set) var pipelineKinds: [UInt16: PipelineKind] = [:]
+  /// The open pass.
+  public private(set) var pass: Pass = .none
+  /// The pipeline set in the open pass.
+  public private(set) var pipeline: UInt16?
+
+  /// Makes an empty checker.
+  public init() {}
+
+  /// The canvas texture id.
+  public static let canvas: UInt16 = 0xFFFE
+  /// "None".
+  public static let none: UInt16 = 0xFFFF
+
+  /// Whether `id` of `kind` is defined.
+  public func has(_ kind: ResourceKind, _ id: UInt16) -> Bool {
+    defined[kind]?.contains(id) ?? false
+  }
+
+  /// Checks one command against what came before and records what it defines.
+  public mutating func check(
+    _ decoded: DecodedCommand, blob: Blob?, call: String
+  ) throws(PngineError) {
+    let at = decoded.location(call: call)
+    func fail(_ code: PngineError.Code, _ text: String) -> PngineError {
+      PngineError(code, "\(decoded.command): \(text)", location: at)
+    }
+    func need(_ kind: ResourceKind, _ id: UInt16) throws(PngineError) {
+      guard has(kind, id) else { throw fail(.resourceNotFound, "\(kind) \(id) is not defined") }
+    }
+    func bytes() throws(PngineError) -> [UInt8] {
+      guard case .bytes(let b)? = blob, !b.isEmpty else {
+        throw fail(.invalidDescriptor, "its descriptor is empty or was not resolved")
+      }
+      return b
+    }
+    func define(_ kind: ResourceKind, _ id: UInt16) {
+      defined[kind, default: []].insert(id)
+    }
+    func inPass(_ wanted: Pass, _ what: String) throws(PngineError) {
+      guard pass == wanted else {
+        throw fail(.commandValidation, "\(what) outside a \(wanted) pass")
+      }
+    }
+    switch decoded.command {
+    case .createBuffer(let id, let size, _):
+      define(.buffer, id)
+      bufferSizes[id] = size
+    case .createTexture(let id, _):
+      _ = try TextureDescriptor(decoding: try bytes())
+      define(.texture, id)
+    case .createSampler(let id, _):
+      _ = try SamplerDescriptor(decoding: try bytes())
+      define(.sampler, id)
+    case .createShader(let id, _):
+      _ = try bytes()
+      define(.shader, id)
+    case .createRenderPipeline(let id, _):
+      let d = try RenderPipelineDescriptor(decoding: try bytes())
+      for s in d.shaders { try need(.shader, s) }
+      if let l = d.layoutId { try need(.pipelineLayout, l) }
+      define(.pipeline, id)
+      pipelineKinds[id] = .render
+    case .createComputePipeline(let id, _):
+      let d = try ComputePipelineDescriptor(decoding: try bytes())
+      try need(.shader, d.shader)
+      if let l = d.layout { try need(.pipelineLayout, l) }
+      define(.pipeline, id)
+      pipelineKinds[id] = .compute
+    case .createBindGroup(let id, let layout, _):
+      let d = try BindGroupDescriptor(decoding: try bytes())
+      if layout & BindGroupDescriptor.layoutTag != 0 {
+        try need(.bindGroupLayout, layout & ~BindGroupDescriptor.layoutTag)
+      } else {
+        try need(.pipeline, layout)
+      }
+      for e in d.entries {
+        switch e.kind {
+        case .buffer: try need(.buffer, e.resource)
+        case .texture: try need(.texture, e.resource)
+        case .sampler: try need(.sampler, e.resource)
+        case .textureView: try need(.textureView, e.resource)
+        }
+      }
+      define(.bindGroup, id)
+    case .createTextureView(let id, let texture, _):
+      try need(.texture, texture)
+      define(.textureView, id)
+    case .createQuerySet(let id, _): define(.querySet, id)
+    case .createBindGroupLayout(let id, _):
+      _ = try BindGroupLayoutDescriptor(decoding: try bytes())
+      define(.bindGroupLayout, id)
+    case .createImageBitmap(let id, _): define(.imageBitmap, id)
+    case .createPipelineLayout(let id, _):
+      let d = try PipelineLayoutDescriptor(decoding: try bytes())
+      for l in d.bindGroupLayouts { try need(.bindGroupLayout, l) }
+      define(.pipelineLayout, id)
+    case .createRenderBundle(let id, _): define(.renderBundle, id)
+    case .beginRenderPass(let colors, let depth, let resolve):
+      guard pass == .none else { throw fail(.commandValidation, "a pass is already open") }
+      for c in colors where c.texture != Self.canvas && c.texture != Self.none {
+        try need(.texture, c.texture)
+      }
+      if depth != Self.none { try need(.texture, depth) }
+      if let r = resolve, r != Self.none, r != Self.canvas { try need(.texture, r) }
+      pass = .render
+      pipeline = nil
+    case .beginComputePass:
+      guard pass == .none else { throw fail(.commandValidation, "a pass is already open") }
+      pass = .compute
+      pipeline = nil
+    case .setPipeline(let id):
+      guard pass != .none else { throw fail(.commandValidation, "setPipeline outside a pass") }
+      try need(.pipeline, id)
+      let wanted: PipelineKind = pass == .render ? .render : .compute
+      guard pipelineKinds[id] == wanted else {
+        throw fail(.commandValidation, "pipeline \(id) is not a \(wanted) pipeline")
+      }
+      pipeline = id
+    case .setBindGroup(_, let id):
+      guard pass != .none else { throw fail(.commandValidation, "setBindGroup outside a pass") }
+      try need(.bindGroup, id)
+    case .setVertexBuffer(_, let id):
+      try inPass(.render, "setVertexBuffer")
+      try need(.buffer, id)
+    case .setIndexBuffer(let id, _):
+      try inPass(.render, "setIndexBuffer")
+      try need(.buffer, id)
+    case .draw, .drawIndexed:
+      try inPass(.render, "a draw")
+      guard pipeline != nil else { throw fail(.resourceNotFound, "draw without a pipeline") }
+    case .drawIndirect(let b, _), .drawIndexedIndirect(let b, _):
+      try inPass(.render, "a draw")
+      guard pipeline != nil else { throw fail(.resourceNotFound, "draw without a pipeline") }
+      try need(.buffer, b)
+    case .dispatch:
+      try inPass(.compute, "a dispatch")
+      guard pipeline != nil else { throw fail(.resourceNotFound, "dispatch without a pipeline") }
+    case .dispatchIndirect(let b, _):
+      try inPass(.compute, "a dispatch")
+      guard pipeline != nil else { throw fail(.resourceNotFound, "dispatch without a pipeline") }
+      try need(.buffer, b)
+    case .endPass:
+      guard pass != .none else { throw fail(.commandValidation, "endPass without an open pass") }
+      pass = .none
+      pipeline = nil
+    case .writeBuffer(let id, let offset, _):
+      try need(.buffer, id)
+      if case .bytes(let b)? = blob, let size = bufferSizes[id],
+        UInt64(offset) + UInt64(b.count) > UInt64(size)
+      {
+        throw fail(
+          .commandValidation, "\(b.count) bytes at \(offset) overflow buffer \(id) of \(size)")
+      }
+    case .writeTimeUniform(let id, _, _), .writePointerUniform(let id, _, _),
+      .writeBufferFromWasm(let id, _, _, _):
+      try need(.buffer, id)
+    case .copyBufferToBuffer(let s, _, let d, _, _):
+      try need(.buffer, s)
+      try need(.buffer, d)
+    case .copyTextureToTexture(let s, let d, _, _):
+      if s != Self.canvas { try need(.texture, s) }
+      if d != Self.canvas { try need(.texture, d) }
+    case .submit:
+      guard pass == .none else { throw fail(.commandValidation, "submit inside an open pass") }
+    default: break
+    }
+  }
+}
+
+/// The recording backend: checks every command (``CommandChecker``) and records what it was
+/// asked, without a GPU. For tests, for hosts without a GPU, and as the reference of what a
+/// GPU backend receives.
+public final class RecordingBackend: GPUBackend {
+  /// One recorded command.
+  public struct Entry: Sendable, Hashable {
+    /// The call (`init`, `frame`).
+    public var call: String
+    /// The command.
+    public var command: Command
+    /// The bytes it wrote into a buffer (`writeBuffer`, `writeTimeUniform`), if any.
+    public var written: [UInt8]?
+  }
+
+  /// The checker's state after the last command.
+  public private(set) var checker = CommandChecker()
+  /// Everything executed, in order.
+  public private(set) var entries: [Entry] = []
+  /// Submits seen.
+  public private(set) var submits = 0
+
+  /// Makes an empty backend.
+  public init() {}
+
+  /// Checks and records `commands`; stops at the first failing command.
+  public func execute(
+    _ commands: [DecodedCommand], blobs: [Int: Blob], call: String, inputs: FrameInputs
+  ) throws(PngineError) {
+    for (index, decoded) in commands.enumerated() {
+      let blob = blobs[index]
+      try checker.check(decoded, blob: blob, call: call)
+      var written: [UInt8]?
+      switch decoded.command {
+      case .writeBuffer:
+        if case .bytes(let b)? = blob { written = b }
+      case .writeTimeUniform(_, _, let size):
+        written = inputs.timeUniformBytes(size: Int(size))
+      case .submit: submits += 1
+      default: break
+      }
+      entries.append(Entry(call: call, command: decoded.command, written: written))
+    }
+  }
+
+  /// Forgets the entries (not the defined resources).
+  public func clearEntries() { entries.removeAll(keepingCapacity: true) }
+}

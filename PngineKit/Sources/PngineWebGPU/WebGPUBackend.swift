@@ -1,0 +1,714 @@
+import CPngineWGPU
+import CWGPU
+import PngineKit
+
+/// The WebGPU backend on wgpu-native (Vulkan through lavapipe on a Linux machine without a
+/// GPU, Metal on Apple): executes PNGine's command stream and reads the canvas back.
+///
+/// Headless, the canvas (texture id `0xFFFE`) is an offscreen ``canvasFormat`` texture of
+/// the size given at creation; pipelines whose targets name no format target it, as
+/// upstream's pipelines target the preferred canvas format. Every command is first checked
+/// (``CommandChecker``); creations run inside WebGPU error scopes, so a WGSL compile error or
+/// a rejected descriptor is a ``PngineError`` naming that command; errors in passes surface
+/// when the frame's encoder is finished and are reported at its `submit`. A lost device is
+/// ``PngineError/Code/deviceLost`` on the next command.
+///
+/// Not `Sendable`: wgpu handles are not thread-safe by contract, so the backend and all its
+/// handles stay with the one thread (or lock, or actor) that owns it.
+public final class WebGPUBackend: GPUBackend {
+  /// The canvas format: `rgba8unorm`, read back as is.
+  public static let canvasFormatName = "rgba8unorm"
+  /// The canvas width.
+  public let width: UInt32
+  /// The canvas height.
+  public let height: UInt32
+  /// The adapter, e.g. `llvmpipe (LLVM 15.0.7, 256 bits) (Vulkan)`.
+  public let adapterName: String
+
+  private let gpu: OpaquePointer
+  private let device: WGPUDevice
+  private let queue: WGPUQueue
+  private let canvasFormat = WGPUTextureFormat_RGBA8Unorm
+  private let canvas: WGPUTexture
+  private let canvasView: WGPUTextureView
+  private let readback: WGPUBuffer
+  private let paddedRow: Int
+
+  private var checker = CommandChecker()
+  private var buffers: [UInt16: WGPUBuffer] = [:]
+  private var textures:
+    [UInt16: (texture: WGPUTexture, view: WGPUTextureView, format: WGPUTextureFormat)] = [:]
+  private var textureViews: [UInt16: WGPUTextureView] = [:]
+  private var samplers: [UInt16: WGPUSampler] = [:]
+  private var shaders: [UInt16: WGPUShaderModule] = [:]
+  private var renderPipelines: [UInt16: WGPURenderPipeline] = [:]
+  private var computePipelines: [UInt16: WGPUComputePipeline] = [:]
+  private var bindGroupLayouts: [UInt16: WGPUBindGroupLayout] = [:]
+  private var pipelineLayouts: [UInt16: WGPUPipelineLayout] = [:]
+  private var bindGroups: [UInt16: WGPUBindGroup] = [:]
+  private var bindGroupRecipes: [UInt16: (layout: UInt16, descriptor: BindGroupDescriptor)] = [:]
+  // Auto-layout bind groups rebuilt for another pipeline, by (group id, pipeline id).
+  private var reboundGroups: [UInt32: WGPUBindGroup] = [:]
+
+  private var encoder: WGPUCommandEncoder?
+  private var renderPass: WGPURenderPassEncoder?
+  private var computePass: WGPUComputePassEncoder?
+  private var currentPipeline: UInt16?
+  private var pendingDepthOps: (load: UInt8, store: UInt8)?
+  private var pendingDepthClear: Float?
+
+  /// Opens the default adapter (low power) and a device, and makes the canvas.
+  /// - Throws: ``PngineError/Code/gpuUnavailable`` without an adapter or device.
+  public init(width: UInt32, height: UInt32) throws(PngineError) {
+    guard width > 0, height > 0, width <= 8192, height <= 8192 else {
+      throw PngineError(.invalidArgument, "canvas size \(width)x\(height) is outside 1…8192")
+    }
+    var message = [CChar](repeating: 0, count: 1024)
+    guard let gpu = pg_gpu_create(&message, message.count) else {
+      throw PngineError(.gpuUnavailable, text(message))
+    }
+    self.gpu = gpu
+    self.width = width
+    self.height = height
+    device = pg_gpu_device(gpu)
+    queue = pg_gpu_queue(gpu)
+    pg_gpu_adapter_name(gpu, &message, message.count)
+    adapterName = text(message)
+
+    var texture = pg_texture_descriptor_init()
+    texture.size = WGPUExtent3D(width: width, height: height, depthOrArrayLayers: 1)
+    texture.format = canvasFormat
+    texture.usage =
+      WGPUTextureUsage_RenderAttachment | WGPUTextureUsage_CopySrc | WGPUTextureUsage_CopyDst
+      | WGPUTextureUsage_TextureBinding
+    canvas = wgpuDeviceCreateTexture(device, &texture)
+    canvasView = wgpuTextureCreateView(canvas, nil)
+    paddedRow = (Int(width) * 4 + 255) / 256 * 256
+    var buffer = pg_buffer_descriptor_init()
+    buffer.size = UInt64(paddedRow * Int(height))
+    buffer.usage = WGPUBufferUsage_CopyDst | WGPUBufferUsage_MapRead
+    readback = wgpuDeviceCreateBuffer(device, &buffer)
+  }
+
+  deinit {
+    if let p = renderPass { wgpuRenderPassEncoderRelease(p) }
+    if let p = computePass { wgpuComputePassEncoderRelease(p) }
+    if let e = encoder { wgpuCommandEncoderRelease(e) }
+    for g in reboundGroups.values { wgpuBindGroupRelease(g) }
+    for g in bindGroups.values { wgpuBindGroupRelease(g) }
+    for p in renderPipelines.values { wgpuRenderPipelineRelease(p) }
+    for p in computePipelines.values { wgpuComputePipelineRelease(p) }
+    for l in pipelineLayouts.values { wgpuPipelineLayoutRelease(l) }
+    for l in bindGroupLayouts.values { wgpuBindGroupLayoutRelease(l) }
+    for s in shaders.values { wgpuShaderModuleRelease(s) }
+    for s in samplers.values { wgpuSamplerRelease(s) }
+    for v in textureViews.values { wgpuTextureViewRelease(v) }
+    for t in textures.values {
+      wgpuTextureViewRelease(t.view)
+      wgpuTextureRelease(t.texture)
+    }
+    for b in buffers.values { wgpuBufferRelease(b) }
+    wgpuBufferRelease(readback)
+    wgpuTextureViewRelease(canvasView)
+    wgpuTextureRelease(canvas)
+    pg_gpu_free(gpu)
+  }
+
+  /// Destroys the device, as a driver reset or an unplugged GPU would: every later command
+  /// fails with ``PngineError/Code/deviceLost``. For tests of device loss.
+  public func loseDevice() {
+    pg_gpu_destroy_device(gpu)
+  }
+
+  // MARK: Executing
+
+  /// Executes one call's commands (see ``GPUBackend``).
+  public func execute(
+    _ commands: [DecodedCommand], blobs: [Int: Blob], call: String, inputs: FrameInputs
+  ) throws(PngineError) {
+    for (index, decoded) in commands.enumerated() {
+      try checkLost(decoded.location(call: call))
+      let blob = blobs[index]
+      try checker.check(decoded, blob: blob, call: call)
+      try apply(decoded, blob: blob, call: call, inputs: inputs)
+    }
+    var message = [CChar](repeating: 0, count: 4096)
+    if pg_gpu_take_uncaptured(gpu, &message, message.count) != 0 {
+      throw PngineError(.gpuValidation, text(message), location: .init(call: call))
+    }
+  }
+
+  private func checkLost(_ at: PngineError.Location) throws(PngineError) {
+    var message = [CChar](repeating: 0, count: 1024)
+    if pg_gpu_is_lost(gpu, &message, message.count) != 0 {
+      throw PngineError(.deviceLost, "the GPU device was lost: \(text(message))", location: at)
+    }
+  }
+
+  /// Runs `body` inside an error scope; a GPU error becomes `code` naming `decoded`.
+  private func scoped<T>(
+    _ decoded: DecodedCommand, call: String, code: PngineError.Code,
+    _ body: () throws(PngineError) -> T
+  ) throws(PngineError) -> T {
+    pg_gpu_push_scope(gpu)
+    let value: T
+    do {
+      value = try body()
+    } catch {
+      var sink = [CChar](repeating: 0, count: 16)
+      _ = pg_gpu_pop_scope(gpu, &sink, sink.count)
+      throw error
+    }
+    var message = [CChar](repeating: 0, count: 8192)
+    if pg_gpu_pop_scope(gpu, &message, message.count) != 0 {
+      try checkLost(decoded.location(call: call))
+      throw PngineError(
+        code, "\(decoded.command): \(text(message))", location: decoded.location(call: call))
+    }
+    return value
+  }
+
+  private func bytes(_ blob: Blob?) -> [UInt8] {
+    if case .bytes(let b)? = blob { return b }
+    return []
+  }
+
+  private func encoderForPass() -> WGPUCommandEncoder {
+    if let encoder { return encoder }
+    let made = wgpuDeviceCreateCommandEncoder(device, nil)!
+    encoder = made
+    pg_gpu_push_scope(gpu)
+    return made
+  }
+
+  private func apply(
+    _ decoded: DecodedCommand, blob: Blob?, call: String, inputs: FrameInputs
+  ) throws(PngineError) {
+    switch decoded.command {
+    case .createBuffer(let id, let size, let usage):
+      guard buffers[id] == nil else { return }
+      var d = pg_buffer_descriptor_init()
+      // WebGPU wants sizes in multiples of 4 for mapped or written buffers.
+      d.size = (UInt64(size) + 3) / 4 * 4
+      d.usage = usage == 0 ? WGPUBufferUsage_CopyDst : WGPUBufferUsage(usage)
+      buffers[id] = try scoped(decoded, call: call, code: .gpuValidation) {
+        wgpuDeviceCreateBuffer(device, &d)
+      }
+    case .createTexture(let id, _):
+      guard textures[id] == nil else { return }
+      let t = try TextureDescriptor(decoding: bytes(blob))
+      var d = pg_texture_descriptor_init()
+      d.size = WGPUExtent3D(
+        width: t.width ?? width, height: t.height ?? height,
+        depthOrArrayLayers: t.depthOrArrayLayers)
+      d.mipLevelCount = t.mipLevelCount
+      d.sampleCount = t.sampleCount
+      d.dimension =
+        [WGPUTextureDimension_1D, WGPUTextureDimension_2D, WGPUTextureDimension_3D][
+          Int(t.dimension)]
+      d.format =
+        try t.format.flatMap(TextureFormatCode.name).map(WGPUNames.textureFormat) ?? canvasFormat
+      d.usage = WGPUTextureUsage(t.usage)
+      let format = d.format
+      let texture = try scoped(decoded, call: call, code: .gpuValidation) {
+        wgpuDeviceCreateTexture(device, &d)!
+      }
+      textures[id] = (texture, wgpuTextureCreateView(texture, nil)!, format)
+    case .createSampler(let id, _):
+      guard samplers[id] == nil else { return }
+      let s = try SamplerDescriptor(decoding: bytes(blob))
+      let address = [
+        WGPUAddressMode_ClampToEdge, WGPUAddressMode_Repeat, WGPUAddressMode_MirrorRepeat,
+      ]
+      var d = pg_sampler_descriptor_init()
+      d.addressModeU = address[min(Int(s.addressModes[0]), 2)]
+      d.addressModeV = address[min(Int(s.addressModes[1]), 2)]
+      d.addressModeW = address[min(Int(s.addressModes[2]), 2)]
+      d.magFilter = s.magFilter == 1 ? WGPUFilterMode_Linear : WGPUFilterMode_Nearest
+      d.minFilter = s.minFilter == 1 ? WGPUFilterMode_Linear : WGPUFilterMode_Nearest
+      d.mipmapFilter =
+        s.mipmapFilter == 1 ? WGPUMipmapFilterMode_Linear : WGPUMipmapFilterMode_Nearest
+      d.lodMinClamp = s.lodMinClamp
+      d.lodMaxClamp = s.lodMaxClamp
+      d.compare = s.compare.map { WGPUNames.compare(code: $0) } ?? WGPUCompareFunction_Undefined
+      d.maxAnisotropy = s.maxAnisotropy
+      samplers[id] = try scoped(decoded, call: call, code: .gpuValidation) {
+        wgpuDeviceCreateSampler(device, &d)
+      }
+    case .createShader(let id, _):
+      guard shaders[id] == nil else { return }
+      let code = bytes(blob)
+      shaders[id] = try scoped(decoded, call: call, code: .shaderCompile) {
+        code.withUnsafeBufferPointer { p in
+          p.withMemoryRebound(to: CChar.self) { c in pg_gpu_create_wgsl(gpu, c.baseAddress, c.count)
+          }
+        }
+      }
+    case .createRenderPipeline(let id, _):
+      guard renderPipelines[id] == nil else { return }
+      let d = try RenderPipelineDescriptor(decoding: bytes(blob))
+      renderPipelines[id] = try scoped(decoded, call: call, code: .pipelineCreate) {
+        () throws(PngineError) -> WGPURenderPipeline? in
+        let arena = Arena()
+        var descriptor = try renderPipelineDescriptor(d, arena: arena)
+        return wgpuDeviceCreateRenderPipeline(device, &descriptor)
+      }
+    case .createComputePipeline(let id, _):
+      guard computePipelines[id] == nil else { return }
+      let c = try ComputePipelineDescriptor(decoding: bytes(blob))
+      computePipelines[id] = try scoped(decoded, call: call, code: .pipelineCreate) {
+        let arena = Arena()
+        var d = pg_compute_pipeline_descriptor_init()
+        d.layout = c.layout.flatMap { pipelineLayouts[$0] }
+        d.compute.module = shaders[c.shader]
+        d.compute.entryPoint = arena.string(c.entryPoint)
+        return wgpuDeviceCreateComputePipeline(device, &d)
+      }
+    case .createBindGroup(let id, let layoutId, _):
+      guard bindGroups[id] == nil else { return }
+      let d = try BindGroupDescriptor(decoding: bytes(blob))
+      let layout: WGPUBindGroupLayout? =
+        layoutId & BindGroupDescriptor.layoutTag != 0
+        ? bindGroupLayouts[layoutId & ~BindGroupDescriptor.layoutTag]
+        : pipelineLayout(of: layoutId, group: d.group)
+      bindGroups[id] = try scoped(decoded, call: call, code: .gpuValidation) {
+        makeBindGroup(d, layout: layout)
+      }
+      bindGroupRecipes[id] = (layoutId, d)
+    case .createTextureView(let id, let texture, _):
+      guard textureViews[id] == nil, let t = textures[texture] else { return }
+      // Upstream's view descriptor (TLV 0x09) is not decoded yet: a default view.
+      textureViews[id] = wgpuTextureCreateView(t.texture, nil)
+    case .createBindGroupLayout(let id, _):
+      guard bindGroupLayouts[id] == nil else { return }
+      let d = try BindGroupLayoutDescriptor(decoding: bytes(blob))
+      bindGroupLayouts[id] = try scoped(decoded, call: call, code: .gpuValidation) {
+        () throws(PngineError) -> WGPUBindGroupLayout? in
+        let arena = Arena()
+        var layout = pg_bind_group_layout_descriptor_init()
+        var entries: [WGPUBindGroupLayoutEntry] = []
+        for e in d.entries { entries.append(try layoutEntry(e)) }
+        layout.entryCount = entries.count
+        layout.entries = UnsafePointer(arena.array(entries))
+        return wgpuDeviceCreateBindGroupLayout(device, &layout)
+      }
+    case .createPipelineLayout(let id, _):
+      guard pipelineLayouts[id] == nil else { return }
+      let d = try PipelineLayoutDescriptor(decoding: bytes(blob))
+      pipelineLayouts[id] = try scoped(decoded, call: call, code: .gpuValidation) {
+        let arena = Arena()
+        var layout = pg_pipeline_layout_descriptor_init()
+        let layouts: [WGPUBindGroupLayout?] = d.bindGroupLayouts.map { bindGroupLayouts[$0] }
+        layout.bindGroupLayoutCount = layouts.count
+        layout.bindGroupLayouts = UnsafePointer(arena.array(layouts))
+        return wgpuDeviceCreatePipelineLayout(device, &layout)
+      }
+    case .createQuerySet, .createImageBitmap, .createRenderBundle:
+      throw PngineError(
+        .invalidArgument, "\(decoded.command): not supported by the WebGPU backend yet",
+        location: decoded.location(call: call))
+    case .beginRenderPass(let colors, let depth, let resolve):
+      let enc = encoderForPass()
+      let arena = Arena()
+      var attachments: [WGPURenderPassColorAttachment] = []
+      for c in colors where c.texture != CommandChecker.none {
+        var a = pg_render_pass_color_attachment_init()
+        a.view = c.texture == CommandChecker.canvas ? canvasView : textures[c.texture]?.view
+        a.loadOp = c.load == 1 ? WGPULoadOp_Clear : WGPULoadOp_Load
+        a.storeOp = c.store == 0 ? WGPUStoreOp_Store : WGPUStoreOp_Discard
+        switch c.clear {
+        case .unorm8(let r, let g, let b, let al)?:
+          a.clearValue = WGPUColor(
+            r: Double(r) / 255, g: Double(g) / 255, b: Double(b) / 255, a: Double(al) / 255)
+        case .float(let r, let g, let b, let al)?:
+          a.clearValue = WGPUColor(r: Double(r), g: Double(g), b: Double(b), a: Double(al))
+        case nil: a.clearValue = WGPUColor(r: 0, g: 0, b: 0, a: 0)
+        }
+        if let r = resolve, r != CommandChecker.none {
+          a.resolveTarget = r == CommandChecker.canvas ? canvasView : textures[r]?.view
+        }
+        attachments.append(a)
+      }
+      var pass = pg_render_pass_descriptor_init()
+      pass.colorAttachmentCount = attachments.count
+      pass.colorAttachments = UnsafePointer(arena.array(attachments))
+      if depth != CommandChecker.none, let t = textures[depth] {
+        var ds = pg_render_pass_depth_stencil_attachment_init()
+        ds.view = t.view
+        ds.depthLoadOp = (pendingDepthOps?.load ?? 1) == 1 ? WGPULoadOp_Clear : WGPULoadOp_Load
+        ds.depthStoreOp =
+          (pendingDepthOps?.store ?? 0) == 0 ? WGPUStoreOp_Store : WGPUStoreOp_Discard
+        ds.depthClearValue = pendingDepthClear ?? 1
+        if t.format == WGPUTextureFormat_Depth24PlusStencil8
+          || t.format == WGPUTextureFormat_Depth32FloatStencil8
+        {
+          ds.stencilLoadOp = WGPULoadOp_Clear
+          ds.stencilStoreOp = WGPUStoreOp_Store
+        }
+        pass.depthStencilAttachment = UnsafePointer(arena.put(ds))
+        pendingDepthOps = nil
+        pendingDepthClear = nil
+      }
+      renderPass = wgpuCommandEncoderBeginRenderPass(enc, &pass)
+      currentPipeline = nil
+    case .beginComputePass:
+      computePass = wgpuCommandEncoderBeginComputePass(encoderForPass(), nil)
+      currentPipeline = nil
+    case .setPipeline(let id):
+      if let p = renderPass, let pipeline = renderPipelines[id] {
+        wgpuRenderPassEncoderSetPipeline(p, pipeline)
+      } else if let p = computePass, let pipeline = computePipelines[id] {
+        wgpuComputePassEncoderSetPipeline(p, pipeline)
+      }
+      currentPipeline = id
+    case .setBindGroup(let slot, let id):
+      let group = try bindGroup(id, decoded: decoded, call: call)
+      if let p = renderPass {
+        wgpuRenderPassEncoderSetBindGroup(p, UInt32(slot), group, 0, nil)
+      } else if let p = computePass {
+        wgpuComputePassEncoderSetBindGroup(p, UInt32(slot), group, 0, nil)
+      }
+    case .setVertexBuffer(let slot, let id):
+      if let p = renderPass {
+        wgpuRenderPassEncoderSetVertexBuffer(p, UInt32(slot), buffers[id], 0, UInt64.max)
+      }
+    case .setIndexBuffer(let id, let format):
+      if let p = renderPass {
+        wgpuRenderPassEncoderSetIndexBuffer(
+          p, buffers[id], format == 1 ? WGPUIndexFormat_Uint32 : WGPUIndexFormat_Uint16, 0,
+          UInt64.max)
+      }
+    case .draw(let v, let i, let fv, let fi):
+      if let p = renderPass { wgpuRenderPassEncoderDraw(p, v, i, fv, fi) }
+    case .drawIndexed(let c, let i, let fi, let bv, let fin):
+      if let p = renderPass { wgpuRenderPassEncoderDrawIndexed(p, c, i, fi, bv, fin) }
+    case .drawIndirect(let b, let o):
+      if let p = renderPass { wgpuRenderPassEncoderDrawIndirect(p, buffers[b], UInt64(o)) }
+    case .drawIndexedIndirect(let b, let o):
+      if let p = renderPass { wgpuRenderPassEncoderDrawIndexedIndirect(p, buffers[b], UInt64(o)) }
+    case .dispatch(let x, let y, let z):
+      if let p = computePass { wgpuComputePassEncoderDispatchWorkgroups(p, x, y, z) }
+    case .dispatchIndirect(let b, let o):
+      if let p = computePass {
+        wgpuComputePassEncoderDispatchWorkgroupsIndirect(p, buffers[b], UInt64(o))
+      }
+    case .setViewport(let x, let y, let w, let h, let minD, let maxD):
+      if let p = renderPass {
+        wgpuRenderPassEncoderSetViewport(p, Float(x), Float(y), Float(w), Float(h), minD, maxD)
+      }
+    case .setScissorRect(let x, let y, let w, let h):
+      if let p = renderPass { wgpuRenderPassEncoderSetScissorRect(p, x, y, w, h) }
+    case .setStencilReference(let v):
+      if let p = renderPass { wgpuRenderPassEncoderSetStencilReference(p, v) }
+    case .setBlendConstant(let r, let g, let b, let a):
+      var color = WGPUColor(r: Double(r), g: Double(g), b: Double(b), a: Double(a))
+      if let p = renderPass { wgpuRenderPassEncoderSetBlendConstant(p, &color) }
+    case .setPassDepthStencilOps(let dl, let ds, _, _): pendingDepthOps = (dl, ds)
+    case .setPassClearValues(let depth, _): pendingDepthClear = depth
+    case .endPass:
+      if let p = renderPass {
+        wgpuRenderPassEncoderEnd(p)
+        wgpuRenderPassEncoderRelease(p)
+        renderPass = nil
+      } else if let p = computePass {
+        wgpuComputePassEncoderEnd(p)
+        wgpuComputePassEncoderRelease(p)
+        computePass = nil
+      }
+      currentPipeline = nil
+    case .writeBuffer(let id, let offset, _):
+      let data = bytes(blob)
+      guard let buffer = buffers[id], !data.isEmpty else { return }
+      // WebGPU writes whole 4-byte words; the tail is padded with zeros.
+      let padded =
+        data.count % 4 == 0 ? data : data + [UInt8](repeating: 0, count: 4 - data.count % 4)
+      padded.withUnsafeBytes {
+        wgpuQueueWriteBuffer(queue, buffer, UInt64(offset), $0.baseAddress, $0.count)
+      }
+    case .writeTimeUniform(let id, let offset, let size):
+      guard let buffer = buffers[id] else { return }
+      let data = inputs.timeUniformBytes(size: Int(size))
+      data.withUnsafeBytes {
+        wgpuQueueWriteBuffer(queue, buffer, UInt64(offset), $0.baseAddress, $0.count)
+      }
+    case .writePointerUniform(let id, let offset, let size):
+      // Headless: no pointer; upstream's 12 floats of state, all zero.
+      guard let buffer = buffers[id] else { return }
+      let data = [UInt8](repeating: 0, count: min(Int(size), 48) / 4 * 4)
+      data.withUnsafeBytes {
+        wgpuQueueWriteBuffer(queue, buffer, UInt64(offset), $0.baseAddress, $0.count)
+      }
+    case .copyBufferToBuffer(let s, let so, let d, let dof, let size):
+      wgpuCommandEncoderCopyBufferToBuffer(
+        encoderForPass(), buffers[s], UInt64(so), buffers[d], UInt64(dof), UInt64(size))
+    case .copyTextureToTexture(let s, let d, let w, let h):
+      var src = pg_texel_copy_texture_info_init()
+      src.texture = s == CommandChecker.canvas ? canvas : textures[s]?.texture
+      var dst = pg_texel_copy_texture_info_init()
+      dst.texture = d == CommandChecker.canvas ? canvas : textures[d]?.texture
+      var extent = WGPUExtent3D(
+        width: w == 0 ? width : UInt32(w), height: h == 0 ? height : UInt32(h),
+        depthOrArrayLayers: 1)
+      wgpuCommandEncoderCopyTextureToTexture(encoderForPass(), &src, &dst, &extent)
+    case .submit:
+      try submit(decoded, call: call)
+    case .end:
+      break
+    default:
+      throw PngineError(
+        .invalidArgument, "\(decoded.command): not supported by the WebGPU backend yet",
+        location: decoded.location(call: call))
+    }
+  }
+
+  private func submit(_ decoded: DecodedCommand, call: String) throws(PngineError) {
+    guard let enc = encoder else { return }
+    encoder = nil
+    let commands = wgpuCommandEncoderFinish(enc, nil)
+    wgpuCommandEncoderRelease(enc)
+    var list: [WGPUCommandBuffer?] = [commands]
+    wgpuQueueSubmit(queue, 1, &list)
+    if let commands { wgpuCommandBufferRelease(commands) }
+    var message = [CChar](repeating: 0, count: 8192)
+    if pg_gpu_pop_scope(gpu, &message, message.count) != 0 {
+      try checkLost(decoded.location(call: call))
+      throw PngineError(
+        .gpuValidation, "the frame's passes were rejected at submit: \(text(message))",
+        location: decoded.location(call: call))
+    }
+  }
+
+  private func pipelineLayout(of pipeline: UInt16, group: UInt32) -> WGPUBindGroupLayout? {
+    if let p = renderPipelines[pipeline] { return wgpuRenderPipelineGetBindGroupLayout(p, group) }
+    if let p = computePipelines[pipeline] { return wgpuComputePipelineGetBindGroupLayout(p, group) }
+    return nil
+  }
+
+  private func makeBindGroup(_ d: BindGroupDescriptor, layout: WGPUBindGroupLayout?)
+    -> WGPUBindGroup?
+  {
+    let arena = Arena()
+    var entries: [WGPUBindGroupEntry] = []
+    for e in d.entries {
+      var entry = pg_bind_group_entry_init()
+      entry.binding = e.binding
+      switch e.kind {
+      case .buffer:
+        entry.buffer = buffers[e.resource]
+        entry.offset = UInt64(e.offset)
+        entry.size = e.size == 0 ? UInt64.max : UInt64(e.size)
+      case .texture: entry.textureView = textures[e.resource]?.view
+      case .sampler: entry.sampler = samplers[e.resource]
+      case .textureView: entry.textureView = textureViews[e.resource]
+      }
+      entries.append(entry)
+    }
+    var descriptor = pg_bind_group_descriptor_init()
+    descriptor.layout = layout
+    descriptor.entryCount = entries.count
+    descriptor.entries = UnsafePointer(arena.array(entries))
+    return wgpuDeviceCreateBindGroup(device, &descriptor)
+  }
+
+  /// The group to bind: an auto-layout group made for another pipeline is rebuilt (once) for
+  /// the current one, as upstream's host does.
+  private func bindGroup(_ id: UInt16, decoded: DecodedCommand, call: String) throws(PngineError)
+    -> WGPUBindGroup?
+  {
+    guard let recipe = bindGroupRecipes[id], let current = currentPipeline,
+      recipe.layout & BindGroupDescriptor.layoutTag == 0, recipe.layout != current
+    else { return bindGroups[id] }
+    let key = UInt32(id) << 16 | UInt32(current)
+    if let group = reboundGroups[key] { return group }
+    let layout = pipelineLayout(of: current, group: recipe.descriptor.group)
+    let group = try scoped(decoded, call: call, code: .gpuValidation) {
+      makeBindGroup(recipe.descriptor, layout: layout)
+    }
+    reboundGroups[key] = group
+    return group
+  }
+
+  private func layoutEntry(_ e: BindGroupLayoutDescriptor.Entry) throws(PngineError)
+    -> WGPUBindGroupLayoutEntry
+  {
+    var entry = pg_bind_group_layout_entry_init()
+    entry.binding = e.binding
+    entry.visibility = WGPUShaderStage(e.visibility)
+    if let b = e.buffer {
+      let types: [String: WGPUBufferBindingType] = [
+        "uniform": WGPUBufferBindingType_Uniform, "storage": WGPUBufferBindingType_Storage,
+        "read-only-storage": WGPUBufferBindingType_ReadOnlyStorage,
+      ]
+      entry.buffer.type = types[b.type ?? "uniform"] ?? WGPUBufferBindingType_Uniform
+      entry.buffer.hasDynamicOffset = (b.hasDynamicOffset ?? false) ? 1 : 0
+      entry.buffer.minBindingSize = b.minBindingSize ?? 0
+    }
+    if let s = e.sampler {
+      let types: [String: WGPUSamplerBindingType] = [
+        "filtering": WGPUSamplerBindingType_Filtering,
+        "non-filtering": WGPUSamplerBindingType_NonFiltering,
+        "comparison": WGPUSamplerBindingType_Comparison,
+      ]
+      entry.sampler.type = types[s.type ?? "filtering"] ?? WGPUSamplerBindingType_Filtering
+    }
+    if let t = e.texture {
+      let types: [String: WGPUTextureSampleType] = [
+        "float": WGPUTextureSampleType_Float,
+        "unfilterable-float": WGPUTextureSampleType_UnfilterableFloat,
+        "depth": WGPUTextureSampleType_Depth, "sint": WGPUTextureSampleType_Sint,
+        "uint": WGPUTextureSampleType_Uint,
+      ]
+      entry.texture.sampleType = types[t.sampleType ?? "float"] ?? WGPUTextureSampleType_Float
+      entry.texture.viewDimension = try WGPUNames.viewDimension(t.viewDimension)
+      entry.texture.multisampled = (t.multisampled ?? false) ? 1 : 0
+    }
+    if let s = e.storageTexture {
+      let access: [String: WGPUStorageTextureAccess] = [
+        "write-only": WGPUStorageTextureAccess_WriteOnly,
+        "read-only": WGPUStorageTextureAccess_ReadOnly,
+        "read-write": WGPUStorageTextureAccess_ReadWrite,
+      ]
+      entry.storageTexture.access =
+        access[s.access ?? "write-only"] ?? WGPUStorageTextureAccess_WriteOnly
+      entry.storageTexture.format = try WGPUNames.textureFormat(s.format)
+      entry.storageTexture.viewDimension = try WGPUNames.viewDimension(s.viewDimension)
+    }
+    return entry
+  }
+
+  private func renderPipelineDescriptor(
+    _ d: RenderPipelineDescriptor, arena: Arena
+  ) throws(PngineError) -> WGPURenderPipelineDescriptor {
+    var p = pg_render_pipeline_descriptor_init()
+    p.layout = d.layoutId.flatMap { pipelineLayouts[$0] }
+    let vertexShader = d.vertex.shader ?? 0
+    p.vertex.module = shaders[vertexShader]
+    p.vertex.entryPoint = arena.string(d.vertex.entryPoint)
+    var layouts: [WGPUVertexBufferLayout] = []
+    for b in d.vertex.buffers ?? [] {
+      var layout = pg_vertex_buffer_layout_init()
+      layout.arrayStride = b.arrayStride
+      layout.stepMode =
+        b.stepMode == "instance" ? WGPUVertexStepMode_Instance : WGPUVertexStepMode_Vertex
+      var attributes: [WGPUVertexAttribute] = []
+      for a in b.attributes {
+        var attribute = pg_vertex_attribute_init()
+        attribute.shaderLocation = a.shaderLocation
+        attribute.offset = a.offset
+        attribute.format = try WGPUNames.vertexFormat(a.format)
+        attributes.append(attribute)
+      }
+      layout.attributeCount = attributes.count
+      layout.attributes = UnsafePointer(arena.array(attributes))
+      layouts.append(layout)
+    }
+    p.vertex.bufferCount = layouts.count
+    p.vertex.buffers = UnsafePointer(arena.array(layouts))
+    if let f = d.fragment {
+      var fragment = pg_fragment_state_init()
+      fragment.module = shaders[f.shader ?? vertexShader]
+      fragment.entryPoint = arena.string(f.entryPoint)
+      var targets: [WGPUColorTargetState] = []
+      let specified =
+        f.targets
+        ?? [
+          RenderPipelineDescriptor.Target(
+            format: f.targetFormat == "preferredCanvasFormat" ? nil : f.targetFormat)
+        ]
+      for t in specified {
+        var target = pg_color_target_state_init()
+        target.format = try t.format.map(WGPUNames.textureFormat) ?? canvasFormat
+        if let m = t.writeMask { target.writeMask = WGPUColorWriteMask(m) }
+        if let b = t.blend {
+          var blend = pg_blend_state_init()
+          blend.color.operation = try WGPUNames.blendOperation(b.color.operation)
+          blend.color.srcFactor = try WGPUNames.blendFactor(b.color.srcFactor, default: "one")
+          blend.color.dstFactor = try WGPUNames.blendFactor(b.color.dstFactor, default: "zero")
+          blend.alpha.operation = try WGPUNames.blendOperation(b.alpha.operation)
+          blend.alpha.srcFactor = try WGPUNames.blendFactor(b.alpha.srcFactor, default: "one")
+          blend.alpha.dstFactor = try WGPUNames.blendFactor(b.alpha.dstFactor, default: "zero")
+          target.blend = UnsafePointer(arena.put(blend))
+        }
+        targets.append(target)
+      }
+      fragment.targetCount = targets.count
+      fragment.targets = UnsafePointer(arena.array(targets))
+      p.fragment = UnsafePointer(arena.put(fragment))
+    }
+    p.primitive.topology = try WGPUNames.topology(d.primitive?.topology)
+    p.primitive.cullMode = try WGPUNames.cullMode(d.primitive?.cullMode)
+    p.primitive.frontFace = try WGPUNames.frontFace(d.primitive?.frontFace)
+    p.primitive.stripIndexFormat = try WGPUNames.indexFormat(d.primitive?.stripIndexFormat)
+    if let ds = d.depthStencil {
+      var state = pg_depth_stencil_state_init()
+      state.format = try WGPUNames.textureFormat(ds.format)
+      state.depthWriteEnabled =
+        (ds.depthWriteEnabled ?? false) ? WGPUOptionalBool_True : WGPUOptionalBool_False
+      state.depthCompare = try WGPUNames.compare(ds.depthCompare ?? "always")
+      func face(_ f: RenderPipelineDescriptor.StencilFace?) throws(PngineError)
+        -> WGPUStencilFaceState
+      {
+        var s = pg_stencil_face_state_init()
+        s.compare = try WGPUNames.compare(f?.compare ?? "always")
+        s.failOp = try WGPUNames.stencilOperation(f?.failOp)
+        s.depthFailOp = try WGPUNames.stencilOperation(f?.depthFailOp)
+        s.passOp = try WGPUNames.stencilOperation(f?.passOp)
+        return s
+      }
+      state.stencilFront = try face(ds.stencilFront)
+      state.stencilBack = try face(ds.stencilBack)
+      state.stencilReadMask = ds.stencilReadMask ?? 0xFFFF_FFFF
+      state.stencilWriteMask = ds.stencilWriteMask ?? 0xFFFF_FFFF
+      state.depthBias = ds.depthBias ?? 0
+      state.depthBiasSlopeScale = ds.depthBiasSlopeScale ?? 0
+      state.depthBiasClamp = ds.depthBiasClamp ?? 0
+      p.depthStencil = UnsafePointer(arena.put(state))
+    }
+    if let m = d.multisample {
+      p.multisample.count = m.count ?? 1
+      p.multisample.mask = m.mask ?? 0xFFFF_FFFF
+      p.multisample.alphaToCoverageEnabled = (m.alphaToCoverageEnabled ?? false) ? 1 : 0
+    }
+    return p
+  }
+
+  // MARK: Reading back
+
+  /// Copies the canvas into memory: `width × height` RGBA8, rows top to bottom. Waits for the
+  /// GPU.
+  public func readCanvas() throws(PngineError) -> RGBAImage {
+    try checkLost(PngineError.Location(call: "readCanvas"))
+    let enc = wgpuDeviceCreateCommandEncoder(device, nil)
+    var source = pg_texel_copy_texture_info_init()
+    source.texture = canvas
+    var destination = pg_texel_copy_buffer_info_init()
+    destination.buffer = readback
+    destination.layout.offset = 0
+    destination.layout.bytesPerRow = UInt32(paddedRow)
+    destination.layout.rowsPerImage = height
+    var extent = WGPUExtent3D(width: width, height: height, depthOrArrayLayers: 1)
+    wgpuCommandEncoderCopyTextureToBuffer(enc, &source, &destination, &extent)
+    let commands = wgpuCommandEncoderFinish(enc, nil)
+    wgpuCommandEncoderRelease(enc)
+    var list: [WGPUCommandBuffer?] = [commands]
+    wgpuQueueSubmit(queue, 1, &list)
+    if let commands { wgpuCommandBufferRelease(commands) }
+    let size = paddedRow * Int(height)
+    var padded = [UInt8](repeating: 0, count: size)
+    var message = [CChar](repeating: 0, count: 1024)
+    let status = padded.withUnsafeMutableBytes {
+      pg_gpu_read_buffer(gpu, readback, size, $0.baseAddress, &message, message.count)
+    }
+    guard status == 0 else {
+      try checkLost(PngineError.Location(call: "readCanvas"))
+      throw PngineError(.renderFailed, text(message), location: .init(call: "readCanvas"))
+    }
+    let row = Int(width) * 4
+    var pixels = [UInt8](repeating: 0, count: row * Int(height))
+    for y in 0..<Int(height) {
+      pixels.replaceSubrange(
+        (y * row)..<((y + 1) * row), with: padded[(y * paddedRow)..<(y * paddedRow + row)])
+    }
+    return RGBAImage(width: Int(width), height: Int(height), pixels: pixels)
+  }
+}
