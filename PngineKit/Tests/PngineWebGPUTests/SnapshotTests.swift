@@ -129,6 +129,7 @@ struct GPUErrorTests {
     let error = #expect(throws: PngineError.self) {
       try backend.execute(s.commands, blobs: s.blobs, call: "init", inputs: inputs)
     }
+    print("shader error: \(String(describing: error))")
     #expect(error?.code == .shaderCompile)
     #expect(error?.location.opcode == 0x04)
     #expect(error?.message.contains("createShader(id: 0") == true)
@@ -188,6 +189,7 @@ struct GPUErrorTests {
     let error = #expect(throws: PngineError.self) {
       try backend.execute(s.commands, blobs: s.blobs, call: "init", inputs: inputs)
     }
+    print("pipeline error: \(String(describing: error))")
     #expect(error?.code == .pipelineCreate)
     #expect(error?.location.opcode == 0x05)
     #expect(error?.message.isEmpty == false)
@@ -198,6 +200,7 @@ struct GPUErrorTests {
     _ = try renderer.render(time: 0)
     renderer.backend.loseDevice()
     let error = #expect(throws: PngineError.self) { _ = try renderer.render(time: 0.1) }
+    print("lost device: \(String(describing: error))")
     #expect(error?.code == .deviceLost)
     #expect(error?.code.nativeCode == .contextFailed)
     #expect(error?.location.call == "frame")

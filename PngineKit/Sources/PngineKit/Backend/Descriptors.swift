@@ -172,6 +172,15 @@ public struct BindGroupEntry: Sendable, Hashable {
   public var offset: UInt32
   /// Buffer size, 0 meaning the whole buffer from `offset`.
   public var size: UInt32
+
+  /// Makes an entry.
+  public init(binding: UInt32, kind: Kind, resource: UInt16, offset: UInt32 = 0, size: UInt32 = 0) {
+    self.binding = binding
+    self.kind = kind
+    self.resource = resource
+    self.offset = offset
+    self.size = size
+  }
 }
 
 /// A bind-group descriptor (TLV tag 0x07 or 0x03): the group index and its entries.
