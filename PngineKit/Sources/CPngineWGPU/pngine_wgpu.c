@@ -278,6 +278,36 @@ int pg_gpu_read_buffer(pg_gpu *gpu, WGPUBuffer buffer, size_t size, void *out, c
   return 0;
 }
 
+int pg_gpu_read_rows(pg_gpu *gpu, WGPUBuffer buffer, size_t padded_row, size_t row,
+                     size_t height, void *out, char *err, size_t cap) {
+  size_t size = padded_row * height;
+  pg_map m = {0};
+  WGPUBufferMapCallbackInfo info = WGPU_BUFFER_MAP_CALLBACK_INFO_INIT;
+  info.mode = WGPUCallbackMode_AllowProcessEvents;
+  info.callback = on_map;
+  info.userdata1 = &m;
+  wgpuBufferMapAsync(buffer, WGPUMapMode_Read, 0, size, info);
+  spin(gpu, &m.done);
+  if (!m.done || !m.ok) {
+    snprintf(err, cap, "mapping the read-back buffer failed: %s",
+             m.message[0] ? m.message : (m.done ? "error" : "no answer"));
+    return -1;
+  }
+  const unsigned char *data = wgpuBufferGetConstMappedRange(buffer, 0, size);
+  if (!data) {
+    wgpuBufferUnmap(buffer);
+    snprintf(err, cap, "the read-back buffer has no mapped range");
+    return -1;
+  }
+  unsigned char *dst = out;
+  for (size_t y = 0; y < height; y++) memcpy(dst + y * row, data + y * padded_row, row);
+  wgpuBufferUnmap(buffer);
+  return 0;
+}
+
+int pg_gpu_lost_flag(pg_gpu *gpu) { return gpu->lost; }
+int pg_gpu_uncaptured_flag(pg_gpu *gpu) { return gpu->uncaptured_type != 0; }
+
 WGPUShaderModule pg_gpu_create_wgsl(pg_gpu *gpu, const char *code, size_t length) {
   WGPUShaderSourceWGSL source = WGPU_SHADER_SOURCE_WGSL_INIT;
   source.code.data = code;

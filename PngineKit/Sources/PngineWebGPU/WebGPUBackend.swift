@@ -132,6 +132,7 @@ public final class WebGPUBackend: GPUBackend {
       try checker.check(decoded, blob: blob, call: call)
       try apply(decoded, blob: blob, call: call, inputs: inputs)
     }
+    guard pg_gpu_uncaptured_flag(gpu) != 0 else { return }
     var message = [CChar](repeating: 0, count: 4096)
     if pg_gpu_take_uncaptured(gpu, &message, message.count) != 0 {
       throw PngineError(.gpuValidation, text(message), location: .init(call: call))
@@ -139,6 +140,7 @@ public final class WebGPUBackend: GPUBackend {
   }
 
   private func checkLost(_ at: PngineError.Location) throws(PngineError) {
+    guard pg_gpu_lost_flag(gpu) != 0 else { return }
     var message = [CChar](repeating: 0, count: 1024)
     if pg_gpu_is_lost(gpu, &message, message.count) != 0 {
       throw PngineError(.deviceLost, "the GPU device was lost: \(text(message))", location: at)
@@ -693,21 +695,16 @@ public final class WebGPUBackend: GPUBackend {
     var list: [WGPUCommandBuffer?] = [commands]
     wgpuQueueSubmit(queue, 1, &list)
     if let commands { wgpuCommandBufferRelease(commands) }
-    let size = paddedRow * Int(height)
-    var padded = [UInt8](repeating: 0, count: size)
+    let row = Int(width) * 4
+    var pixels = [UInt8](repeating: 0, count: row * Int(height))
     var message = [CChar](repeating: 0, count: 1024)
-    let status = padded.withUnsafeMutableBytes {
-      pg_gpu_read_buffer(gpu, readback, size, $0.baseAddress, &message, message.count)
+    let status = pixels.withUnsafeMutableBytes {
+      pg_gpu_read_rows(
+        gpu, readback, paddedRow, row, Int(height), $0.baseAddress, &message, message.count)
     }
     guard status == 0 else {
       try checkLost(PngineError.Location(call: "readCanvas"))
       throw PngineError(.renderFailed, text(message), location: .init(call: "readCanvas"))
-    }
-    let row = Int(width) * 4
-    var pixels = [UInt8](repeating: 0, count: row * Int(height))
-    for y in 0..<Int(height) {
-      pixels.replaceSubrange(
-        (y * row)..<((y + 1) * row), with: padded[(y * paddedRow)..<(y * paddedRow + row)])
     }
     return RGBAImage(width: Int(width), height: Int(height), pixels: pixels)
   }

@@ -100,12 +100,22 @@ import PngineKit
     @Option(help: "Canvas size WxH.") var size: String = "512x512"
     @Option(help: "Timed frames.") var frames: Int = 200
     @Option(help: "Warm-up frames.") var warmup: Int = 20
+    @Option(
+      help:
+        "Also write the decoded stream (init and the first frames) as JSON here, for scripts/bench-render.py."
+    )
+    var dumpStream: String?
 
     func run() throws {
       let (w, h) = try parseSize(size)
+      if let dumpStream {
+        try dump(to: dumpStream, width: w, height: h)
+      }
       let renderer = try PngineRenderer(png: try readFile(file), width: w, height: h)
       var total: [Double] = []
       var executor: [Double] = []
+      // The executor plus encoding and submitting the commands (no waiting for the GPU).
+      var encoding: [Double] = []
       let clock = ContinuousClock()
       for i in 0..<(warmup + frames) {
         let t = Float(i) / 60
@@ -113,11 +123,13 @@ import PngineKit
         let output = try renderer.animation.frame(time: t, width: w, height: h)
         let b = clock.now
         try renderer.backend.execute(output, inputs: FrameInputs(time: t, width: w, height: h))
+        let encoded = clock.now
         _ = try renderer.backend.readCanvas()
         let c = clock.now
         if i >= warmup {
           total.append(ms(c - a))
           executor.append(ms(b - a))
+          encoding.append(ms(encoded - a))
         }
       }
       func pct(_ v: [Double], _ p: Double) -> Double {
@@ -127,10 +139,74 @@ import PngineKit
       print(
         String(
           format:
-            "%@ %dx%d on %@: frame+readback median %.3f ms p95 %.3f ms; executor+decode median %.4f ms p95 %.4f ms",
+            "%@ %dx%d on %@: frame+readback median %.3f ms p95 %.3f ms; executor+decode median %.4f ms p95 %.4f ms; executor+encode+submit median %.4f ms p95 %.4f ms",
           (file as NSString).lastPathComponent, w, h, renderer.backend.adapterName, pct(total, 0.5),
-          pct(total, 0.95),
-          pct(executor, 0.5), pct(executor, 0.95)))
+          pct(total, 0.95), pct(executor, 0.5), pct(executor, 0.95), pct(encoding, 0.5),
+          pct(encoding, 0.95)))
+    }
+
+    /// The decoded stream as JSON: `{"width", "height", "init": [...], "frames": [[...], ...]}`,
+    /// each command `{"op": name, fields…, "blob": base64}`; the frames are those at
+    /// `i / 60` s, as the benchmark draws them.
+    func dump(to path: String, width w: UInt32, height h: UInt32) throws {
+      let animation = PngineAnimation()
+      let report = try animation.load(png: try readFile(file))
+      func commands(_ output: FrameOutput) -> [[String: Any]] {
+        output.buffer.commands.enumerated().map { index, decoded in
+          var o = fields(decoded.command)
+          if case .bytes(let b)? = output.blobs[index] { o["blob"] = Data(b).base64EncodedString() }
+          return o
+        }
+      }
+      var frames: [[[String: Any]]] = []
+      for i in 0..<4 {
+        frames.append(commands(try animation.frame(time: Float(i) / 60, width: w, height: h)))
+      }
+      let object: [String: Any] = [
+        "width": w, "height": h, "init": commands(report.initOutput), "frames": frames,
+      ]
+      try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        .write(to: URL(fileURLWithPath: path))
+    }
+
+    func fields(_ command: Command) -> [String: Any] {
+      switch command {
+      case .createBuffer(let id, let size, let usage):
+        return ["op": "createBuffer", "id": id, "size": size, "usage": usage]
+      case .createTexture(let id, _): return ["op": "createTexture", "id": id]
+      case .createShader(let id, _): return ["op": "createShader", "id": id]
+      case .createRenderPipeline(let id, _): return ["op": "createRenderPipeline", "id": id]
+      case .createComputePipeline(let id, _): return ["op": "createComputePipeline", "id": id]
+      case .createBindGroup(let id, let layout, _):
+        return ["op": "createBindGroup", "id": id, "layout": layout]
+      case .beginRenderPass(let colors, let depth, _):
+        let c = colors.first
+        var clear: [Double] = [0, 0, 0, 0]
+        if case .unorm8(let r, let g, let b, let a)? = c?.clear {
+          clear = [r, g, b, a].map { Double($0) / 255 }
+        }
+        if case .float(let r, let g, let b, let a)? = c?.clear {
+          clear = [r, g, b, a].map(Double.init)
+        }
+        return [
+          "op": "beginRenderPass", "texture": c?.texture ?? 0xFFFF, "load": c?.load ?? 1,
+          "clear": clear, "depth": depth,
+        ]
+      case .beginComputePass: return ["op": "beginComputePass"]
+      case .setPipeline(let id): return ["op": "setPipeline", "id": id]
+      case .setBindGroup(let slot, let id): return ["op": "setBindGroup", "slot": slot, "id": id]
+      case .setVertexBuffer(let slot, let id):
+        return ["op": "setVertexBuffer", "slot": slot, "id": id]
+      case .draw(let v, let i, let fv, let fi): return ["op": "draw", "args": [v, i, fv, fi]]
+      case .dispatch(let x, let y, let z): return ["op": "dispatch", "args": [x, y, z]]
+      case .endPass: return ["op": "endPass"]
+      case .writeBuffer(let id, let offset, _):
+        return ["op": "writeBuffer", "id": id, "offset": offset]
+      case .writeTimeUniform(let id, let offset, let size):
+        return ["op": "writeTimeUniform", "id": id, "offset": offset, "size": size]
+      case .submit: return ["op": "submit"]
+      default: return ["op": "unsupported", "text": "\(command)"]
+      }
     }
 
     func ms(_ d: Duration) -> Double {

@@ -37,6 +37,13 @@ void pg_gpu_wait(pg_gpu *gpu);
 /// Maps `buffer` for reading, copies `size` bytes into `out`, unmaps. 0 on success.
 int pg_gpu_read_buffer(pg_gpu *gpu, WGPUBuffer buffer, size_t size, void *out, char *err,
                        size_t cap);
+/// Maps `buffer` (rows of `padded_row` bytes) for reading and copies `height` rows of `row`
+/// bytes each into `out`, unpadded. 0 on success.
+int pg_gpu_read_rows(pg_gpu *gpu, WGPUBuffer buffer, size_t padded_row, size_t row,
+                     size_t height, void *out, char *err, size_t cap);
+/// Whether the device was lost, or an uncaptured error is waiting (cheap checks).
+int pg_gpu_lost_flag(pg_gpu *gpu);
+int pg_gpu_uncaptured_flag(pg_gpu *gpu);
 /// A shader module from WGSL text of `length` bytes.
 WGPUShaderModule pg_gpu_create_wgsl(pg_gpu *gpu, const char *code, size_t length);
 
