@@ -1,0 +1,89 @@
+import PngineKit
+
+/// A thin driver that carries out ``PnginePlayer``'s actions with a ``PngineRenderer``:
+/// `load` makes the renderer, `render` draws and reads back a frame, `unload` drops it. The
+/// player stays the pure state machine; the driver only forwards the clock the caller gives
+/// it (`now`, in seconds) and reports each frame's success, so a failing GPU (a lost device)
+/// makes the player pause by its policy (``PnginePlayer/Configuration/maximumConsecutiveFailures``).
+///
+/// The player's frame number and the executor's own frame counter advance together while
+/// playing; a stop or seek restarts the player's count only. Not `Sendable` (the renderer is
+/// confined to its owner).
+public final class PngineHeadlessDriver {
+  /// The state machine.
+  public private(set) var player: PnginePlayer
+  /// The renderer, once loaded.
+  public private(set) var renderer: PngineRenderer?
+  /// The last frame read back.
+  public private(set) var lastImage: RGBAImage?
+  /// The last error (load or frame).
+  public private(set) var lastError: PngineError?
+  /// Every action the player asked for, in order (for tests and logs).
+  public private(set) var actions: [PnginePlayer.Action] = []
+  /// Frames drawn successfully.
+  public private(set) var framesRendered = 0
+
+  private let png: [UInt8]
+  private let width: UInt32
+  private let height: UInt32
+
+  /// A driver for `png` drawn at `width × height`; nothing loaded until ``load(now:)``.
+  public init(
+    png: [UInt8], width: UInt32, height: UInt32,
+    configuration: PnginePlayer.Configuration = PnginePlayer.Configuration()
+  ) {
+    self.png = png
+    self.width = width
+    self.height = height
+    player = PnginePlayer(configuration: configuration)
+  }
+
+  /// Loads (and with autoplay, plays).
+  public func load(now: Double) { perform(player.load(now: now), now: now) }
+  /// A display tick.
+  public func tick(now: Double) { perform(player.tick(now: now), now: now) }
+  /// Plays.
+  public func play(now: Double) { perform(player.play(now: now), now: now) }
+  /// Pauses.
+  public func pause(now: Double) { perform(player.pause(now: now), now: now) }
+  /// The app went to the background.
+  public func enterBackground(now: Double) { perform(player.enterBackground(now: now), now: now) }
+  /// The app came back.
+  public func enterForeground(now: Double) { perform(player.enterForeground(now: now), now: now) }
+  /// Unloads.
+  public func unload(now: Double) { perform(player.unload(now: now), now: now) }
+
+  private func perform(_ list: [PnginePlayer.Action], now: Double) {
+    for action in list {
+      actions.append(action)
+      switch action {
+      case .load:
+        do {
+          renderer = try PngineRenderer(png: png, width: width, height: height)
+          perform(player.loaded(now: now), now: now)
+        } catch {
+          lastError = error
+          perform(player.loadFailed(error.description, now: now), now: now)
+        }
+      case .render(let time, _):
+        do throws(PngineError) {
+          guard let renderer else {
+            throw PngineError(
+              .notInitialized, "no renderer is loaded", location: .init(call: "frame"))
+          }
+          lastImage = try renderer.render(time: Float(time))
+          framesRendered += 1
+          perform(player.frameFinished(succeeded: true, now: now), now: now)
+        } catch {
+          lastError = error
+          perform(
+            player.frameFinished(succeeded: false, error: error.description, now: now), now: now)
+        }
+      case .unload:
+        renderer = nil
+      case .autoPaused, .finished:
+        break
+      }
+    }
+  }
+}

@@ -1,0 +1,39 @@
+import PngineKit
+import PngineWebGPU
+import Testing
+
+/// The player driving the renderer on a virtual clock: no sleeping, time is an argument.
+@Suite(.serialized)
+struct DriverTests {
+  @Test func thirtyFramesASecondOnSixtyHertzTicksDrawEveryOtherTick() throws {
+    var configuration = PnginePlayer.Configuration()
+    configuration.targetFrameRate = 30
+    let driver = PngineHeadlessDriver(
+      png: try fixture(cube), width: 64, height: 64, configuration: configuration)
+    driver.load(now: 0)
+    #expect(driver.player.phase == .playing)
+    for tick in 0..<12 { driver.tick(now: Double(tick) / 60) }
+    #expect(driver.framesRendered == 6)
+    #expect(driver.player.frameCounter == 6)
+    #expect(driver.lastImage?.width == 64)
+    #expect(driver.renderer?.animation.diagnostics.snapshot.frames == 6)
+  }
+
+  @Test func aLostDeviceMakesThePlayerPauseByItsPolicy() throws {
+    var configuration = PnginePlayer.Configuration()
+    configuration.targetFrameRate = nil
+    configuration.maximumConsecutiveFailures = 3
+    let driver = PngineHeadlessDriver(
+      png: try fixture(triangle), width: 32, height: 32, configuration: configuration)
+    driver.load(now: 0)
+    driver.tick(now: 0)
+    #expect(driver.framesRendered == 1)
+    driver.renderer?.backend.loseDevice()
+    for tick in 1...5 { driver.tick(now: Double(tick) / 60) }
+    #expect(driver.player.phase == .paused)
+    #expect(driver.player.pauseReason == .failures)
+    #expect(driver.lastError?.code == .deviceLost)
+    #expect(driver.actions.contains { if case .autoPaused(3, _) = $0 { true } else { false } })
+    #expect(driver.framesRendered == 1)
+  }
+}
