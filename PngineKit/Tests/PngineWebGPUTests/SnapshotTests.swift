@@ -182,7 +182,7 @@ struct GPUErrorTests {
     s.add(
       0x04, .createShader(id: 0, code: BlobRef(pointer: 0, length: 0)),
       blob: Array("@vertex fn vs() -> @builtin(position) vec4f { return vec4f(0); }".utf8))
-    // The entry point does not exist in the module.
+    // No fragment stage and no depth-stencil: wgpu rejects a pipeline without a render target.
     s.add(
       0x05, .createRenderPipeline(id: 0, descriptor: BlobRef(pointer: 0, length: 0)),
       blob: Array(#"{"vertex":{"shader":0,"entryPoint":"nope"}}"#.utf8))

@@ -1,0 +1,37 @@
+import Foundation
+import PngineKit
+import Testing
+
+/// `pngine` in the same build folder as this test bundle (`swift test` builds it).
+let renderBinary: URL? = {
+  let bundle = URL(fileURLWithPath: CommandLine.arguments.first { $0.contains(".xctest") } ?? "")
+  let candidate = bundle.deletingLastPathComponent().appendingPathComponent("pngine")
+  return FileManager.default.isExecutableFile(atPath: candidate.path) ? candidate : nil
+}()
+
+/// `pngine render` itself: frames as PNGs, the video when ffmpeg is there.
+@Suite(.enabled(if: renderBinary != nil, "the pngine executable is not built"))
+struct RenderCommandTests {
+  @Test func renderWritesOnePictureATimeAndTheyMatchTheRenderer() throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "pngine-render-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let process = Process()
+    process.executableURL = renderBinary!
+    process.arguments = [
+      "render", fixtures.appendingPathComponent(triangle).path, "--times", "0,0.5", "--size",
+      "64x48", "-o", folder.path,
+    ]
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0)
+    let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+    #expect(names == ["frame_00000.png", "frame_00001.png"])
+    let image = try RGBAImage(
+      png: [UInt8](try Data(contentsOf: folder.appendingPathComponent("frame_00000.png"))))
+    #expect(image.width == 64 && image.height == 48)
+    #expect(image[32, 24] == [255, 0, 0, 255])
+  }
+}
