@@ -126,11 +126,16 @@ public final class WebGPUBackend: GPUBackend {
   public func execute(
     _ commands: [DecodedCommand], blobs: [Int: Blob], call: String, inputs: FrameInputs
   ) throws(PngineError) {
-    for (index, decoded) in commands.enumerated() {
-      try checkLost(decoded.location(call: call))
-      let blob = blobs[index]
-      try checker.check(decoded, blob: blob, call: call)
-      try apply(decoded, blob: blob, call: call, inputs: inputs)
+    do {
+      for (index, decoded) in commands.enumerated() {
+        try checkLost(decoded.location(call: call))
+        let blob = blobs[index]
+        try checker.check(decoded, blob: blob, call: call)
+        try apply(decoded, blob: blob, call: call, inputs: inputs)
+      }
+    } catch {
+      abandonFrame()
+      throw error
     }
     guard pg_gpu_uncaptured_flag(gpu) != 0 else { return }
     var message = [CChar](repeating: 0, count: 4096)
@@ -147,10 +152,13 @@ public final class WebGPUBackend: GPUBackend {
     }
   }
 
-  /// Runs `body` inside an error scope; a GPU error becomes `code` naming `decoded`.
+  /// Runs `body` inside an error scope and hands what it made to `keep` (an object WebGPU
+  /// rejected is kept too, as WebGPU's invalid objects are, and released with the others);
+  /// a GPU error becomes `code` naming `decoded`.
+  @discardableResult
   private func scoped<T>(
-    _ decoded: DecodedCommand, call: String, code: PngineError.Code,
-    _ body: () throws(PngineError) -> T
+    _ decoded: DecodedCommand, call: String, code: PngineError.Code, keep: (T) -> Void = { _ in },
+    make body: () throws(PngineError) -> T
   ) throws(PngineError) -> T {
     pg_gpu_push_scope(gpu)
     let value: T
@@ -161,6 +169,7 @@ public final class WebGPUBackend: GPUBackend {
       _ = pg_gpu_pop_scope(gpu, &sink, sink.count)
       throw error
     }
+    keep(value)
     var message = [CChar](repeating: 0, count: 8192)
     if pg_gpu_pop_scope(gpu, &message, message.count) != 0 {
       try checkLost(decoded.location(call: call))
@@ -175,12 +184,41 @@ public final class WebGPUBackend: GPUBackend {
     return []
   }
 
-  private func encoderForPass() -> WGPUCommandEncoder {
+  private func encoderForPass(_ decoded: DecodedCommand, call: String) throws(PngineError)
+    -> WGPUCommandEncoder
+  {
     if let encoder { return encoder }
-    let made = wgpuDeviceCreateCommandEncoder(device, nil)!
+    guard let made = wgpuDeviceCreateCommandEncoder(device, nil) else {
+      throw PngineError(
+        .gpuValidation, "\(decoded.command): no command encoder",
+        location: decoded.location(call: call))
+    }
     encoder = made
     pg_gpu_push_scope(gpu)
     return made
+  }
+
+  /// After a failed command: closes the open pass and drops the frame's encoder (its commands
+  /// are not submitted), so that the next call starts clean.
+  private func abandonFrame() {
+    if let p = renderPass {
+      wgpuRenderPassEncoderEnd(p)
+      wgpuRenderPassEncoderRelease(p)
+      renderPass = nil
+    }
+    if let p = computePass {
+      wgpuComputePassEncoderEnd(p)
+      wgpuComputePassEncoderRelease(p)
+      computePass = nil
+    }
+    if let e = encoder {
+      wgpuCommandEncoderRelease(e)
+      encoder = nil
+      var sink = [CChar](repeating: 0, count: 16)
+      _ = pg_gpu_pop_scope(gpu, &sink, sink.count)
+    }
+    currentPipeline = nil
+    checker.abandonPass()
   }
 
   private func apply(
@@ -193,9 +231,11 @@ public final class WebGPUBackend: GPUBackend {
       // WebGPU wants sizes in multiples of 4 for mapped or written buffers.
       d.size = (UInt64(size) + 3) / 4 * 4
       d.usage = usage == 0 ? WGPUBufferUsage_CopyDst : WGPUBufferUsage(usage)
-      buffers[id] = try scoped(decoded, call: call, code: .gpuValidation) {
-        wgpuDeviceCreateBuffer(device, &d)
-      }
+      try scoped(
+        decoded, call: call, code: .gpuValidation, keep: { buffers[id] = $0 },
+        make: {
+          wgpuDeviceCreateBuffer(device, &d)
+        })
     case .createTexture(let id, _):
       guard textures[id] == nil else { return }
       let t = try TextureDescriptor(decoding: bytes(blob))
@@ -212,10 +252,16 @@ public final class WebGPUBackend: GPUBackend {
         try t.format.flatMap(TextureFormatCode.name).map(WGPUNames.textureFormat) ?? canvasFormat
       d.usage = WGPUTextureUsage(t.usage)
       let format = d.format
-      let texture = try scoped(decoded, call: call, code: .gpuValidation) {
-        wgpuDeviceCreateTexture(device, &d)!
+      let keep = { (texture: WGPUTexture?) in
+        if let texture, let view = wgpuTextureCreateView(texture, nil) {
+          self.textures[id] = (texture, view, format)
+        }
       }
-      textures[id] = (texture, wgpuTextureCreateView(texture, nil)!, format)
+      try scoped(
+        decoded, call: call, code: .gpuValidation, keep: keep,
+        make: {
+          wgpuDeviceCreateTexture(device, &d)
+        })
     case .createSampler(let id, _):
       guard samplers[id] == nil else { return }
       let s = try SamplerDescriptor(decoding: bytes(blob))
@@ -234,38 +280,47 @@ public final class WebGPUBackend: GPUBackend {
       d.lodMaxClamp = s.lodMaxClamp
       d.compare = s.compare.map { WGPUNames.compare(code: $0) } ?? WGPUCompareFunction_Undefined
       d.maxAnisotropy = s.maxAnisotropy
-      samplers[id] = try scoped(decoded, call: call, code: .gpuValidation) {
-        wgpuDeviceCreateSampler(device, &d)
-      }
+      try scoped(
+        decoded, call: call, code: .gpuValidation, keep: { samplers[id] = $0 },
+        make: {
+          wgpuDeviceCreateSampler(device, &d)
+        })
     case .createShader(let id, _):
       guard shaders[id] == nil else { return }
       let code = bytes(blob)
-      shaders[id] = try scoped(decoded, call: call, code: .shaderCompile) {
-        code.withUnsafeBufferPointer { p in
-          p.withMemoryRebound(to: CChar.self) { c in pg_gpu_create_wgsl(gpu, c.baseAddress, c.count)
+      try scoped(
+        decoded, call: call, code: .shaderCompile, keep: { shaders[id] = $0 },
+        make: {
+          code.withUnsafeBufferPointer { p in
+            p.withMemoryRebound(to: CChar.self) { c in
+              pg_gpu_create_wgsl(gpu, c.baseAddress, c.count)
+            }
           }
-        }
-      }
+        })
     case .createRenderPipeline(let id, _):
       guard renderPipelines[id] == nil else { return }
       let d = try RenderPipelineDescriptor(decoding: bytes(blob))
-      renderPipelines[id] = try scoped(decoded, call: call, code: .pipelineCreate) {
-        () throws(PngineError) -> WGPURenderPipeline? in
-        let arena = Arena()
-        var descriptor = try renderPipelineDescriptor(d, arena: arena)
-        return wgpuDeviceCreateRenderPipeline(device, &descriptor)
-      }
+      try scoped(
+        decoded, call: call, code: .pipelineCreate, keep: { renderPipelines[id] = $0 },
+        make: {
+          () throws(PngineError) -> WGPURenderPipeline? in
+          let arena = Arena()
+          var descriptor = try renderPipelineDescriptor(d, arena: arena)
+          return wgpuDeviceCreateRenderPipeline(device, &descriptor)
+        })
     case .createComputePipeline(let id, _):
       guard computePipelines[id] == nil else { return }
       let c = try ComputePipelineDescriptor(decoding: bytes(blob))
-      computePipelines[id] = try scoped(decoded, call: call, code: .pipelineCreate) {
-        let arena = Arena()
-        var d = pg_compute_pipeline_descriptor_init()
-        d.layout = c.layout.flatMap { pipelineLayouts[$0] }
-        d.compute.module = shaders[c.shader]
-        d.compute.entryPoint = arena.string(c.entryPoint)
-        return wgpuDeviceCreateComputePipeline(device, &d)
-      }
+      try scoped(
+        decoded, call: call, code: .pipelineCreate, keep: { computePipelines[id] = $0 },
+        make: {
+          let arena = Arena()
+          var d = pg_compute_pipeline_descriptor_init()
+          d.layout = c.layout.flatMap { pipelineLayouts[$0] }
+          d.compute.module = shaders[c.shader]
+          d.compute.entryPoint = arena.string(c.entryPoint)
+          return wgpuDeviceCreateComputePipeline(device, &d)
+        })
     case .createBindGroup(let id, let layoutId, _):
       guard bindGroups[id] == nil else { return }
       let d = try BindGroupDescriptor(decoding: bytes(blob))
@@ -273,9 +328,11 @@ public final class WebGPUBackend: GPUBackend {
         layoutId & BindGroupDescriptor.layoutTag != 0
         ? bindGroupLayouts[layoutId & ~BindGroupDescriptor.layoutTag]
         : pipelineLayout(of: layoutId, group: d.group)
-      bindGroups[id] = try scoped(decoded, call: call, code: .gpuValidation) {
-        makeBindGroup(d, layout: layout)
-      }
+      try scoped(
+        decoded, call: call, code: .gpuValidation, keep: { bindGroups[id] = $0 },
+        make: {
+          makeBindGroup(d, layout: layout)
+        })
       bindGroupRecipes[id] = (layoutId, d)
     case .createTextureView(let id, let texture, _):
       guard textureViews[id] == nil, let t = textures[texture] else { return }
@@ -284,33 +341,37 @@ public final class WebGPUBackend: GPUBackend {
     case .createBindGroupLayout(let id, _):
       guard bindGroupLayouts[id] == nil else { return }
       let d = try BindGroupLayoutDescriptor(decoding: bytes(blob))
-      bindGroupLayouts[id] = try scoped(decoded, call: call, code: .gpuValidation) {
-        () throws(PngineError) -> WGPUBindGroupLayout? in
-        let arena = Arena()
-        var layout = pg_bind_group_layout_descriptor_init()
-        var entries: [WGPUBindGroupLayoutEntry] = []
-        for e in d.entries { entries.append(try layoutEntry(e)) }
-        layout.entryCount = entries.count
-        layout.entries = UnsafePointer(arena.array(entries))
-        return wgpuDeviceCreateBindGroupLayout(device, &layout)
-      }
+      try scoped(
+        decoded, call: call, code: .gpuValidation, keep: { bindGroupLayouts[id] = $0 },
+        make: {
+          () throws(PngineError) -> WGPUBindGroupLayout? in
+          let arena = Arena()
+          var layout = pg_bind_group_layout_descriptor_init()
+          var entries: [WGPUBindGroupLayoutEntry] = []
+          for e in d.entries { entries.append(try layoutEntry(e)) }
+          layout.entryCount = entries.count
+          layout.entries = UnsafePointer(arena.array(entries))
+          return wgpuDeviceCreateBindGroupLayout(device, &layout)
+        })
     case .createPipelineLayout(let id, _):
       guard pipelineLayouts[id] == nil else { return }
       let d = try PipelineLayoutDescriptor(decoding: bytes(blob))
-      pipelineLayouts[id] = try scoped(decoded, call: call, code: .gpuValidation) {
-        let arena = Arena()
-        var layout = pg_pipeline_layout_descriptor_init()
-        let layouts: [WGPUBindGroupLayout?] = d.bindGroupLayouts.map { bindGroupLayouts[$0] }
-        layout.bindGroupLayoutCount = layouts.count
-        layout.bindGroupLayouts = UnsafePointer(arena.array(layouts))
-        return wgpuDeviceCreatePipelineLayout(device, &layout)
-      }
+      try scoped(
+        decoded, call: call, code: .gpuValidation, keep: { pipelineLayouts[id] = $0 },
+        make: {
+          let arena = Arena()
+          var layout = pg_pipeline_layout_descriptor_init()
+          let layouts: [WGPUBindGroupLayout?] = d.bindGroupLayouts.map { bindGroupLayouts[$0] }
+          layout.bindGroupLayoutCount = layouts.count
+          layout.bindGroupLayouts = UnsafePointer(arena.array(layouts))
+          return wgpuDeviceCreatePipelineLayout(device, &layout)
+        })
     case .createQuerySet, .createImageBitmap, .createRenderBundle:
       throw PngineError(
         .invalidArgument, "\(decoded.command): not supported by the WebGPU backend yet",
         location: decoded.location(call: call))
     case .beginRenderPass(let colors, let depth, let resolve):
-      let enc = encoderForPass()
+      let enc = try encoderForPass(decoded, call: call)
       let arena = Arena()
       var attachments: [WGPURenderPassColorAttachment] = []
       for c in colors where c.texture != CommandChecker.none {
@@ -354,7 +415,7 @@ public final class WebGPUBackend: GPUBackend {
       renderPass = wgpuCommandEncoderBeginRenderPass(enc, &pass)
       currentPipeline = nil
     case .beginComputePass:
-      computePass = wgpuCommandEncoderBeginComputePass(encoderForPass(), nil)
+      computePass = wgpuCommandEncoderBeginComputePass(try encoderForPass(decoded, call: call), nil)
       currentPipeline = nil
     case .setPipeline(let id):
       if let p = renderPass, let pipeline = renderPipelines[id] {
@@ -442,7 +503,8 @@ public final class WebGPUBackend: GPUBackend {
       }
     case .copyBufferToBuffer(let s, let so, let d, let dof, let size):
       wgpuCommandEncoderCopyBufferToBuffer(
-        encoderForPass(), buffers[s], UInt64(so), buffers[d], UInt64(dof), UInt64(size))
+        try encoderForPass(decoded, call: call), buffers[s], UInt64(so), buffers[d], UInt64(dof),
+        UInt64(size))
     case .copyTextureToTexture(let s, let d, let w, let h):
       var src = pg_texel_copy_texture_info_init()
       src.texture = s == CommandChecker.canvas ? canvas : textures[s]?.texture
@@ -451,7 +513,8 @@ public final class WebGPUBackend: GPUBackend {
       var extent = WGPUExtent3D(
         width: w == 0 ? width : UInt32(w), height: h == 0 ? height : UInt32(h),
         depthOrArrayLayers: 1)
-      wgpuCommandEncoderCopyTextureToTexture(encoderForPass(), &src, &dst, &extent)
+      wgpuCommandEncoderCopyTextureToTexture(
+        try encoderForPass(decoded, call: call), &src, &dst, &extent)
     case .submit:
       try submit(decoded, call: call)
     case .end:
@@ -523,11 +586,9 @@ public final class WebGPUBackend: GPUBackend {
     let key = UInt32(id) << 16 | UInt32(current)
     if let group = reboundGroups[key] { return group }
     let layout = pipelineLayout(of: current, group: recipe.descriptor.group)
-    let group = try scoped(decoded, call: call, code: .gpuValidation) {
-      makeBindGroup(recipe.descriptor, layout: layout)
-    }
-    reboundGroups[key] = group
-    return group
+    return try scoped(
+      decoded, call: call, code: .gpuValidation, keep: { reboundGroups[key] = $0 },
+      make: { makeBindGroup(recipe.descriptor, layout: layout) })
   }
 
   private func layoutEntry(_ e: BindGroupLayoutDescriptor.Entry) throws(PngineError)

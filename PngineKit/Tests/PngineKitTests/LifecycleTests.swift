@@ -57,7 +57,7 @@ import Testing
     #expect(animation.isLoaded)
   }
 
-  @Test("100 load/unload cycles keep RSS flat within 5 %")
+  @Test("100 load/unload cycles keep RSS flat within 5 %", .measuresProcess)
   func rssFlat() throws {
     func cycle(_ n: Int) throws {
       for _ in 0..<n {

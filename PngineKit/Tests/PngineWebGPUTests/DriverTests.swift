@@ -3,7 +3,7 @@ import PngineWebGPU
 import Testing
 
 /// The player driving the renderer on a virtual clock: no sleeping, time is an argument.
-@Suite(.serialized)
+@Suite(.serialized, .disturbsProcess)
 struct DriverTests {
   @Test func thirtyFramesASecondOnSixtyHertzTicksDrawEveryOtherTick() throws {
     var configuration = PnginePlayer.Configuration()

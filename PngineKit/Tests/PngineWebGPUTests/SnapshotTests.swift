@@ -51,7 +51,7 @@ let snapshotCases: [SnapshotCase] = [
   ),
 ]
 
-@Suite(.serialized)
+@Suite(.serialized, .disturbsProcess)
 struct SnapshotTests {
   @Test(arguments: snapshotCases)
   func snapshot(_ c: SnapshotCase) throws {
@@ -85,7 +85,7 @@ struct SnapshotTests {
   }
 }
 
-@Suite(.serialized)
+@Suite(.serialized, .disturbsProcess)
 struct PictureTests {
   @Test func triangleCentreIsTheFragmentColourAndCornersTheClearColour() throws {
     let renderer = try PngineRenderer(png: try fixture(triangle), width: 256, height: 256)
@@ -116,7 +116,7 @@ struct PictureTests {
   }
 }
 
-@Suite(.serialized)
+@Suite(.serialized, .disturbsProcess)
 struct GPUErrorTests {
   let inputs = FrameInputs(time: 0, width: 64, height: 64)
 
@@ -174,6 +174,26 @@ struct GPUErrorTests {
     }
     #expect(missing?.code == .resourceNotFound)
     #expect(missing?.message.contains("pipeline 7") == true)
+  }
+
+  @Test func theBackendGoesOnAfterAFailedFrame() throws {
+    let renderer = try PngineRenderer(png: try fixture(triangle), width: 64, height: 64)
+    var s = Stream()
+    s.add(
+      0x10,
+      .beginRenderPass(
+        colors: [
+          ColorAttachment(texture: 0xFFFE, load: 1, store: 0, clear: .unorm8(0, 0, 255, 255))
+        ],
+        depth: 0xFFFF, resolve: nil))
+    s.add(0x15, .draw(vertexCount: 3, instanceCount: 1, firstVertex: 0, firstInstance: 0))
+    #expect(throws: PngineError.self) {
+      try renderer.backend.execute(s.commands, blobs: s.blobs, call: "frame", inputs: inputs)
+    }
+    // The failed frame's pass was closed and its encoder dropped: the next frame draws.
+    let image = try renderer.render(time: 0)
+    #expect(image[32, 32] == [255, 0, 0, 255])
+    #expect(image[0, 0] == [0, 0, 0, 0])
   }
 
   @Test func aPipelineTheGPURejectsCarriesTheGPUsMessage() throws {

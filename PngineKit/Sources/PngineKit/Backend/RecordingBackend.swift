@@ -71,6 +71,12 @@ public struct CommandChecker: Sendable {
     defined[kind]?.contains(id) ?? false
   }
 
+  /// Forgets the open pass (after a failed command, so the next call starts outside a pass).
+  public mutating func abandonPass() {
+    pass = .none
+    pipeline = nil
+  }
+
   /// Checks one command against what came before and records what it defines.
   public mutating func check(
     _ decoded: DecodedCommand, blob: Blob?, call: String
@@ -246,13 +252,19 @@ public final class RecordingBackend: GPUBackend {
   /// Makes an empty backend.
   public init() {}
 
-  /// Checks and records `commands`; stops at the first failing command.
+  /// Checks and records `commands`; stops at the first failing command (leaving no pass
+  /// open).
   public func execute(
     _ commands: [DecodedCommand], blobs: [Int: Blob], call: String, inputs: FrameInputs
   ) throws(PngineError) {
     for (index, decoded) in commands.enumerated() {
       let blob = blobs[index]
-      try checker.check(decoded, blob: blob, call: call)
+      do {
+        try checker.check(decoded, blob: blob, call: call)
+      } catch {
+        checker.abandonPass()
+        throw error
+      }
       var written: [UInt8]?
       switch decoded.command {
       case .writeBuffer:
