@@ -79,10 +79,12 @@ static void on_uncaptured(WGPUDevice const *device, WGPUErrorType type, WGPUStri
   copy_view(gpu->uncaptured_message, sizeof gpu->uncaptured_message, message);
 }
 
+// Waits for a callback: a few non-blocking polls first (an error scope's answer needs no GPU
+// work to finish), then polls that block until the queue's work is done (a mapping does).
 static void spin(pg_gpu *gpu, int *done) {
   for (int i = 0; i < PG_MAX_SPINS && !*done; i++) {
     wgpuInstanceProcessEvents(gpu->instance);
-    if (!*done && gpu->device) wgpuDevicePoll(gpu->device, 1, NULL);
+    if (!*done && gpu->device) wgpuDevicePoll(gpu->device, i >= 4, NULL);
   }
 }
 
