@@ -153,15 +153,18 @@
           pcmFormat: format,
           frameCapacity: AVAudioFrameCount(Double(decoded.frameLength) * ratio) + 1024)
       else { return nil }
-      var consumed = false
+      // The input block runs during `convert`, on this thread: one buffer, then the end.
+      final class Once: @unchecked Sendable { var given = false }
+      let once = Once()
+      nonisolated(unsafe) let input = decoded
       let status = converter.convert(to: converted, error: nil) { _, state in
-        if consumed {
+        if once.given {
           state.pointee = .endOfStream
           return nil
         }
-        consumed = true
+        once.given = true
         state.pointee = .haveData
-        return decoded
+        return input
       }
       return status == .error ? nil : converted
     }

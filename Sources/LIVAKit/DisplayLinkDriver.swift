@@ -35,8 +35,11 @@
       link.preferredFrameRateRange = CAFrameRateRange(
         minimum: Float(range.minimum), maximum: Float(range.maximum),
         preferred: Float(range.preferred))
+      // The link is only touched by that thread from here on (and by `stop`, which
+      // invalidates it: documented as safe from any thread).
+      nonisolated(unsafe) let threadLink = link
       let thread = Thread {
-        link.add(to: .current, forMode: .common)
+        threadLink.add(to: .current, forMode: .common)
         while !Thread.current.isCancelled { RunLoop.current.run(until: .distantFuture) }
       }
       thread.name = "LIVA display link"

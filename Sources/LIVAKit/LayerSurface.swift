@@ -21,7 +21,10 @@
       let handoff = PixelHandoff(
         width: frame.width, height: frame.height, straightRGBA: frame.pixels)
       guard let image = Self.image(handoff) else { return }
-      DispatchQueue.main.async { [layer] in
+      // The layer is only touched on the main thread; the image is immutable.
+      nonisolated(unsafe) let layer = layer
+      nonisolated(unsafe) let image = image
+      DispatchQueue.main.async {
         CATransaction.begin()
         CATransaction.setDisableActions(true)  // no implicit cross-fade between frames
         layer.contents = image
