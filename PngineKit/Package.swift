@@ -69,6 +69,7 @@ if webGPU {
   // `pngine render` exists only with the backend (`#if canImport(PngineWebGPU)`).
   package.targets.first { $0.name == "pngine" }?.dependencies.append("PngineWebGPU")
   package.products.append(.library(name: "PngineWebGPU", targets: ["PngineWebGPU"]))
+  package.products.append(.library(name: "PngineKitUI", targets: ["PngineKitUI"]))
   package.targets += [
     .systemLibrary(name: "CWGPU", path: "Sources/CWGPU", pkgConfig: "wgpu-native"),
     .target(name: "CPngineWGPU", dependencies: ["CWGPU"]),
@@ -78,6 +79,8 @@ if webGPU {
         "PngineKit", "CWGPU", "CPngineWGPU", .product(name: "Logging", package: "swift-log"),
       ]
     ),
+    // Apple only (its files are compiled out elsewhere): PngineView (SwiftUI), PngineUIView.
+    .target(name: "PngineKitUI", dependencies: ["PngineKit", "PngineWebGPU"]),
     .testTarget(
       name: "PngineWebGPUTests",
       dependencies: ["PngineWebGPU", "PngineKit"],

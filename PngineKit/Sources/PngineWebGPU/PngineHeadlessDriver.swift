@@ -38,6 +38,12 @@ public final class PngineHeadlessDriver {
     player = PnginePlayer(configuration: configuration)
   }
 
+  /// Changes the player's settings (speed, frame rate, background behaviour…); they take
+  /// effect on the next tick.
+  public func configure(_ change: (inout PnginePlayer.Configuration) -> Void) {
+    change(&player.configuration)
+  }
+
   /// Loads (and with autoplay, plays).
   public func load(now: Double) { perform(player.load(now: now), now: now) }
   /// A display tick.

@@ -19,6 +19,19 @@ struct DriverTests {
     #expect(driver.renderer?.animation.diagnostics.snapshot.frames == 6)
   }
 
+  @Test func settingsChangedWhilePlayingTakeEffectOnTheNextTick() throws {
+    var configuration = PnginePlayer.Configuration()
+    configuration.targetFrameRate = 30
+    let driver = PngineHeadlessDriver(
+      png: try fixture(cube), width: 32, height: 32, configuration: configuration)
+    driver.load(now: 0)
+    for tick in 0...60 { driver.tick(now: Double(tick) / 60) }
+    #expect(abs(driver.player.time - 1) < 1e-9)
+    driver.configure { $0.speed = 2 }
+    for tick in 61...120 { driver.tick(now: Double(tick) / 60) }
+    #expect(abs(driver.player.time - 3) < 1e-9)
+  }
+
   @Test func aLostDeviceMakesThePlayerPauseByItsPolicy() throws {
     var configuration = PnginePlayer.Configuration()
     configuration.targetFrameRate = nil
