@@ -52,10 +52,13 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
+    // What the test targets share (the process lock of the RSS and GPU tests); not a product.
+    .target(name: "PngineTestSupport", path: "Tests/PngineTestSupport"),
     .testTarget(
       name: "PngineKitTests",
       dependencies: [
         "PngineKit",
+        "PngineTestSupport",
         "CZlib",
         .product(name: "WAT", package: "WasmKit"),
         .product(name: "Logging", package: "swift-log"),
@@ -83,7 +86,7 @@ if webGPU {
     .target(name: "PngineKitUI", dependencies: ["PngineKit", "PngineWebGPU"]),
     .testTarget(
       name: "PngineWebGPUTests",
-      dependencies: ["PngineWebGPU", "PngineKit"],
+      dependencies: ["PngineWebGPU", "PngineKit", "PngineTestSupport"],
       exclude: ["References"]
     ),
   ]

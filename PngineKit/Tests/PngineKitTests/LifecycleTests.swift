@@ -1,5 +1,6 @@
 import Foundation
 import PngineKit
+import PngineTestSupport
 import Testing
 
 /// Loading twice, unload then load, and memory over 100 load/unload cycles.

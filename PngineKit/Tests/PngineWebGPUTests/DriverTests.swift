@@ -1,4 +1,5 @@
 import PngineKit
+import PngineTestSupport
 import PngineWebGPU
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import PngineKit
+import PngineTestSupport
 import PngineWebGPU
 import Testing
 

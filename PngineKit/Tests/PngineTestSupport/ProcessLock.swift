@@ -12,14 +12,16 @@ import Testing
 /// the suites of both test targets in parallel in one process, and the targets share no module
 /// that could hold an in-memory lock, so it is a `flock` on a file named by the process id:
 /// disturbing tests hold it shared, measuring tests exclusively. Taken around each test case.
-/// (This file is in both test targets, identical.)
-struct ProcessLockTrait: SuiteTrait, TestTrait, TestScoping {
+/// (Shared by both test targets through this module.)
+public struct ProcessLockTrait: SuiteTrait, TestTrait, TestScoping {
   /// Whether the test measures the whole process (exclusive) or only disturbs it (shared).
-  var exclusive: Bool
+  public var exclusive: Bool
 
-  var isRecursive: Bool { true }
+  /// Applies to every test of a suite.
+  public var isRecursive: Bool { true }
 
-  func provideScope(
+  /// Runs `function` holding the lock (for each test case).
+  public func provideScope(
     for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
   ) async throws {
     guard testCase != nil else { return try await function() }
@@ -39,7 +41,7 @@ struct ProcessLockTrait: SuiteTrait, TestTrait, TestScoping {
 
 extension Trait where Self == ProcessLockTrait {
   /// The test disturbs the whole process (shared lock).
-  static var disturbsProcess: Self { ProcessLockTrait(exclusive: false) }
+  public static var disturbsProcess: Self { ProcessLockTrait(exclusive: false) }
   /// The test measures the whole process (exclusive lock).
-  static var measuresProcess: Self { ProcessLockTrait(exclusive: true) }
+  public static var measuresProcess: Self { ProcessLockTrait(exclusive: true) }
 }
