@@ -52,8 +52,9 @@ struct BenchSession: AsyncParsableCommand {
 
     var configuration = LIVAPlayer.Configuration()
     if let frameBudget { configuration.baseFrameBudget = frameBudget << 20 }
-    let startUps = try await (0..<5).asyncMap { _ in
-      try await timeToFirstFrame(configuration: configuration, cache: clientRoot)
+    var startUps: [Double] = []
+    for _ in 0..<5 {
+      startUps.append(try await timeToFirstFrame(configuration: configuration, cache: clientRoot))
     }
 
     let before = ResidentMemory.currentMiB()
@@ -255,14 +256,5 @@ struct BenchSessionResult: Codable {
       frames               \(framesPresented) presented, \(overlayFramesDrawn) with mouths, \(baseFrameMisses) base-frame misses
       pops / desyncs       \(pops) / \(desyncs); frame-pool buffers \(framePoolAllocations)
       """
-  }
-}
-
-extension Sequence {
-  /// The results of `transform` on each element, one after the other.
-  func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
-    var results: [T] = []
-    for element in self { results.append(try await transform(element)) }
-    return results
   }
 }
