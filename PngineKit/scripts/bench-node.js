@@ -2,7 +2,9 @@
 // The same executor in Node's built-in WebAssembly, the same protocol as PngineKit
 // (docs/abi.md §4; single-buffer mode for the legacy executors, as PngineKit's automatic
 // mode): prints one JSON line with load-to-first-command-buffer and steady frame() times.
-// Usage: node bench-node.js FILE.png [frames] [loads]
+// Usage: node bench-node.js FILE.png [frames] [loads] [cold]
+// With "cold", times only the process's first load (V8 compiles the module; later loads of
+// the same bytes come from V8's in-process module cache).
 'use strict';
 const fs = require('fs');
 const zlib = require('zlib');
@@ -59,6 +61,14 @@ function load(bytes) {
 
 const pct = (v, p) => { const s = [...v].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(s.length * p))]; };
 const now = () => process.hrtime.bigint();
+
+if (process.argv[5] === 'cold') {
+  const t0 = now();
+  load(png);
+  const ms = Number(now() - t0) / 1e6;
+  console.log(JSON.stringify({ file: path.basename(file), runtime: `node-${process.version}`, coldLoadMs: ms }));
+  process.exit(0);
+}
 
 const loadTimes = [];
 for (let i = 0; i < loads + 3; i++) {

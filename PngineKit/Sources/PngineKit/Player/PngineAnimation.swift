@@ -11,16 +11,21 @@ public struct PngineConfiguration: Sendable, Hashable {
   public var runtimeLimits: RuntimeLimits
   /// Whether each buffer goes through ``CommandValidator`` (default true).
   public var validatesCommands: Bool
+  /// Where executors go when unloaded and come from when a module loads again (default
+  /// ``PngineExecutorPool/shared``); `nil` instantiates every load afresh.
+  public var executorPool: PngineExecutorPool?
 
   /// Makes a configuration.
   public init(
     loadingMode: LoadingMode = .automatic, formatLimits: FormatLimits = FormatLimits(),
-    runtimeLimits: RuntimeLimits = RuntimeLimits(), validatesCommands: Bool = true
+    runtimeLimits: RuntimeLimits = RuntimeLimits(), validatesCommands: Bool = true,
+    executorPool: PngineExecutorPool? = .shared
   ) {
     self.loadingMode = loadingMode
     self.formatLimits = formatLimits
     self.runtimeLimits = runtimeLimits
     self.validatesCommands = validatesCommands
+    self.executorPool = executorPool
   }
 }
 
@@ -135,10 +140,17 @@ public final class PngineAnimation: Sendable {
     let configuration = self.configuration
     let logger = self.logger
     let diagnostics = self.diagnostics
+    let pool = configuration.executorPool
     return try state.withLock { (slot: inout Loaded?) throws(PngineError) -> LoadReport in
-      slot = nil
-      let executor = try Executor(
-        bytes: Array(executorBytes), limits: configuration.runtimeLimits, logger: logger)
+      if let old = slot.take() { pool?.checkIn(old.executor) }
+      let bytes = Array(executorBytes)
+      let limits = configuration.runtimeLimits
+      let executor: Executor
+      if let pool {
+        executor = try pool.checkOut(bytes: bytes, limits: limits, logger: logger)
+      } else {
+        executor = try Executor(bytes: bytes, limits: limits, logger: logger)
+      }
       let mode: LoadingMode
       switch configuration.loadingMode {
       case .automatic:
@@ -219,9 +231,18 @@ public final class PngineAnimation: Sendable {
     }
   }
 
-  /// Drops the executor and its memory. Harmless when nothing is loaded.
+  /// Drops the executor: its memory is freed, or, with an ``PngineConfiguration/executorPool``,
+  /// it is reset and kept there for the next load of the same module. Harmless when nothing
+  /// is loaded.
   public func unload() {
-    state.withLock { $0 = nil }
+    let pool = configuration.executorPool
+    state.withLock { slot in
+      if let old = slot.take() { pool?.checkIn(old.executor) }
+    }
+  }
+
+  deinit {
+    unload()
   }
 
   /// Records a thrown error in diagnostics and the reporter, then rethrows it.

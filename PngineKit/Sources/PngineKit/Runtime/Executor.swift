@@ -47,21 +47,57 @@ public struct ExecutorCallResult: Sendable, Hashable {
   public var bytes: [UInt8]
 }
 
+/// Where an executor's `env.log` goes. Swapped when a pooled executor changes hands.
+final class ExecutorLogSink {
+  var logger: Logger
+  init(_ logger: Logger) { self.logger = logger }
+}
+
 /// One executor instance on WasmKit. Not Sendable (WasmKit's `Store`, `Instance`, `Memory`
-/// and `Function` are not): it is only ever used inside ``PngineAnimation``'s lock.
+/// and `Function` are not): it is only ever used by one owner at a time, inside
+/// ``PngineAnimation``'s lock or idle in ``PngineExecutorPool``'s.
 final class Executor {
   let info: ExecutorInfo
-  let limits: RuntimeLimits
+  /// The limits of the current owner (a pooled executor takes its next owner's).
+  var limits: RuntimeLimits
+  /// What a reset restores, when the executor was made to be reusable.
+  let image: ExecutorImage?
+  /// The original module bytes (the pool's key).
+  let bytes: [UInt8]
+  /// Set once a call traps, runs out of fuel or grows memory past the cap: such an
+  /// executor is never reused.
+  private(set) var poisoned = false
+  let logSink: ExecutorLogSink
   private let store: Store
   private let memory: Memory
   private let functions: [String: Function]
   private var stack: ExecutionStack
+  /// The mutable globals (exported by ``ExecutorImage/instrumented``) and their values right
+  /// after instantiation.
+  private let globals: [(global: Global, initial: Value)]
 
   /// Checks `bytes` (``ExecutorInfo``), then instantiates them with fuel metering on.
-  init(bytes: [UInt8], limits: RuntimeLimits, logger: Logger) throws(PngineError) {
-    let info = try ExecutorInfo(bytes, maxMemoryPages: limits.maxMemoryPages)
+  /// - Parameters:
+  ///   - info: `bytes`' info when already known (it is checked again against `limits`).
+  ///   - image: when given, the instrumented module is instantiated, so that ``reset()``
+  ///     can restore the globals.
+  init(
+    bytes: [UInt8], limits: RuntimeLimits, logger: Logger, info known: ExecutorInfo? = nil,
+    image: ExecutorImage? = nil
+  ) throws(PngineError) {
+    let info: ExecutorInfo
+    if let known {
+      try known.check(maxMemoryPages: limits.maxMemoryPages)
+      info = known
+    } else {
+      info = try ExecutorInfo(bytes, maxMemoryPages: limits.maxMemoryPages)
+    }
     self.info = info
     self.limits = limits
+    self.image = image
+    self.bytes = bytes
+    let sink = ExecutorLogSink(logger)
+    self.logSink = sink
     let engine = Engine(configuration: EngineConfiguration(fuelMetering: true))
     let store = Store(engine: engine)
     self.store = store
@@ -70,7 +106,7 @@ final class Executor {
     }
     let instance: Instance
     do {
-      let module = try parseWasm(bytes: bytes)
+      let module = try parseWasm(bytes: image?.instrumented ?? bytes)
       var imports = Imports()
       if info.importsLog {
         let log = Function(store: store, parameters: [.i32, .i32]) { caller, args in
@@ -83,7 +119,7 @@ final class Executor {
           let text = memory.withUnsafeBufferPointer(offset: UInt(ptr), count: count) {
             String(decoding: $0, as: UTF8.self)
           }
-          logger.trace("executor log: \(text)")
+          sink.logger.trace("executor log: \(text)")
           return []
         }
         imports.define(module: "env", name: "log", log)
@@ -102,7 +138,38 @@ final class Executor {
       if let f = instance.exports[function: name] { functions[name] = f }
     }
     self.functions = functions
+    self.globals = (image?.mutableGlobals ?? []).compactMap { index in
+      instance.exports[global: ExecutorImage.exportName(global: index)].map { ($0, $0.value) }
+    }
     self.stack = ExecutionStack(engine: engine)
+  }
+
+  /// Puts the instance back into the state instantiation left it in: memory zeroed and the
+  /// data segments copied in again, every mutable global at its initial value. Returns false
+  /// (and changes nothing) when that is impossible: no image, an image that is not
+  /// resettable, a poisoned executor, or a memory that has grown.
+  func reset() -> Bool {
+    guard let image, image.notResettable == nil, !poisoned,
+      globals.count == image.mutableGlobals.count,
+      UInt64(memory.byteCount) == image.memoryPages * 65536
+    else { return false }
+    let count = memory.byteCount
+    if count > 0 {
+      memory.withUnsafeMutableBufferPointer(offset: 0, count: count) { raw in
+        raw.initializeMemory(as: UInt8.self, repeating: 0)
+        for segment in image.segments {
+          guard segment.offset + segment.bytes.count <= count else { continue }
+          segment.bytes.withUnsafeBytes { src in
+            UnsafeMutableRawBufferPointer(rebasing: raw[segment.offset...])
+              .copyMemory(from: src)
+          }
+        }
+      }
+    }
+    for (global, initial) in globals {
+      do { try global.assign(initial) } catch { return false }
+    }
+    return true
   }
 
   /// The ABI version: `getAbiVersion()`, or 1 when it is absent.
@@ -124,6 +191,7 @@ final class Executor {
     do {
       results = try f.invoke(args, on: &stack)
     } catch {
+      poisoned = true
       let text = "\(error)"
       if let fuel = store.fuel, fuel.remaining == 0 || text.contains("out of fuel") {
         throw PngineError(
@@ -134,6 +202,7 @@ final class Executor {
       throw PngineError(.trap, "\(name) trapped: \(reason)", location: .init(call: name))
     }
     guard memory.byteCount <= Int(limits.maxMemoryPages) * 65536 else {
+      poisoned = true
       throw PngineError(
         .memoryLimit,
         "memory grew to \(memory.byteCount / 65536) pages, past the cap of \(limits.maxMemoryPages)",

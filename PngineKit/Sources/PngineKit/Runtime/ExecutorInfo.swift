@@ -92,10 +92,7 @@ public struct ExecutorInfo: Sendable, Hashable {
     guard !memory.isMemory64, !memory.shared else {
       throw invalid("64-bit or shared memory is not supported")
     }
-    guard memory.min <= maxMemoryPages else {
-      throw invalid(
-        "memory declares \(memory.min) pages at least; the cap is \(maxMemoryPages)", .memoryLimit)
-    }
+    try Self.check(memoryMinimumPages: memory.min, maxMemoryPages: maxMemoryPages)
     func signature(_ name: String) -> FunctionType?? {
       guard let e = exports.first(where: { $0.name == name }) else { return .none }
       guard case .function(let index) = e.descriptor, Int(index) < functionTypes.count,
@@ -124,5 +121,22 @@ public struct ExecutorInfo: Sendable, Hashable {
     self.memoryMaximumPages = memory.max
     self.hasAbiVersion = signature("getAbiVersion") != nil
     self.importsLog = importsLog
+  }
+
+  /// Throws ``PngineError/Code/memoryLimit`` when the declared minimum memory passes
+  /// `maxMemoryPages`.
+  func check(maxMemoryPages: UInt64) throws(PngineError) {
+    try Self.check(memoryMinimumPages: memoryMinimumPages, maxMemoryPages: maxMemoryPages)
+  }
+
+  private static func check(memoryMinimumPages: UInt64, maxMemoryPages: UInt64)
+    throws(PngineError)
+  {
+    guard memoryMinimumPages <= maxMemoryPages else {
+      throw PngineError(
+        .memoryLimit,
+        "memory declares \(memoryMinimumPages) pages at least; the cap is \(maxMemoryPages)",
+        location: .init(chunk: "pNGb", call: "instantiate"))
+    }
   }
 }
