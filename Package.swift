@@ -19,6 +19,7 @@ let package = Package(
     .library(name: "LIVA", targets: ["LIVA"]),
     .library(name: "LIVAServer", targets: ["LIVAServer"]),
     .library(name: "LIVAPlatform", targets: ["LIVAPlatform"]),
+    .library(name: "PlaybackLifecycle", targets: ["PlaybackLifecycle"]),
     .library(name: "LIVAKit", targets: ["LIVAKit"]),
   ],
   dependencies: [
@@ -137,10 +138,17 @@ package.targets += [
 // The decisions of the Apple shells, platform-neutral and tested here: the audio device's clock
 // on the display's, frame pacing, the lifecycle policy, the pixel hand-off.
 package.targets += [
-  .target(name: "LIVAPlatform", dependencies: ["LIVAEngine", "LIVAMedia"], swiftSettings: strict),
+  .target(
+    name: "LIVAPlatform", dependencies: ["LIVAEngine", "LIVAMedia", "PlaybackLifecycle"],
+    swiftSettings: strict),
   .testTarget(
     name: "LIVAPlatformTests", dependencies: ["LIVAPlatform", "LIVAEngine", "LIVAMedia"],
     swiftSettings: strict),
+  // The lifecycle policy and frame pacing both products use: no dependency at all, so that
+  // PngineKit (a package of its own, beside this one) can use it without this package's graph.
+  .target(name: "PlaybackLifecycle", swiftSettings: strict),
+  .testTarget(
+    name: "PlaybackLifecycleTests", dependencies: ["PlaybackLifecycle"], swiftSettings: strict),
   // Apple only (every file is compiled out elsewhere): UIKit and SwiftUI views, CADisplayLink,
   // AVAudioEngine, the audio session and the notifications, over LIVAPlatform's decisions.
   .target(

@@ -32,6 +32,9 @@ let package = Package(
     .package(url: "https://github.com/swiftwasm/WasmKit", exact: "0.4.2"),
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    // The repository's root package, for its dependency-free PlaybackLifecycle product (the
+    // lifecycle policy and frame pacing LIVA uses too). Only that target is built.
+    .package(name: "LIVA", path: ".."),
   ],
   targets: [
     .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
@@ -42,6 +45,7 @@ let package = Package(
         .product(name: "WasmKit", package: "WasmKit"),
         .product(name: "WasmParser", package: "WasmKit"),
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "PlaybackLifecycle", package: "LIVA"),
       ]
     ),
     .executableTarget(

@@ -351,12 +351,17 @@ public final class LIVAPlayer: Sendable {
     state.withLock { $0.offline = false }
   }
 
-  /// Frees memory under pressure, the steps in the order given (``LifecyclePolicy`` says which):
-  /// the frame pool's buffers, images of messages already played, decoded base frames outside
-  /// the window ahead, or every decoded base frame but the one on screen and idle frame 0.
-  /// What is dropped is decoded again when needed, off the render thread; a frame not back in
-  /// time is a hold, never a blank.
-  public func purgeMemory(_ steps: [LifecyclePolicy.PurgeStep]) {
+  /// Frees memory under pressure at the level ``LifecyclePolicy`` says: the steps of
+  /// ``PurgeStep/steps(for:)``. What is dropped is decoded again when needed, off the render
+  /// thread; a frame not back in time is a hold, never a blank.
+  public func purgeMemory(_ level: LifecyclePolicy.PurgeLevel) {
+    purgeMemory(PurgeStep.steps(for: level))
+  }
+
+  /// Frees memory under pressure, the steps in the order given: the frame pool's buffers,
+  /// images of messages already played, decoded base frames outside the window ahead, or
+  /// every decoded base frame but the one on screen and idle frame 0.
+  public func purgeMemory(_ steps: [PurgeStep]) {
     for step in steps {
       switch step {
       case .framePoolSpares:

@@ -98,7 +98,8 @@
         case .resume: client.resume()
         case .disconnect: Task { [client] in await client.disconnect() }
         case .reconnect: Task { [client] in await client.connect() }
-        case .purge(let steps): client.player.purgeMemory(steps)
+        case .purge(let level): client.player.purgeMemory(level)
+        case .stop: client.pause()
         case .refreshOutputLatency: audio?.setOutputLatency(AudioSessionSetup.outputLatency)
         }
       }

@@ -3,30 +3,8 @@ import Testing
 
 @testable import LIVAPlatform
 
-@Suite("Frame pacing and pixel hand-off")
+@Suite("Pixel hand-off")
 struct PacingAndHandoffTests {
-  @Test(
-    "the display rate asked for each content rate",
-    arguments: [
-      // (content fps, display maximum, preferred, minimum)
-      (30.0, 60.0, 60.0, 30.0), (30.0, 120.0, 60.0, 30.0), (10.0, 60.0, 20.0, 10.0),
-      (10.0, 120.0, 20.0, 10.0), (24.0, 120.0, 120.0, 24.0), (24.0, 60.0, 60.0, 24.0),
-      (60.0, 120.0, 120.0, 60.0), (60.0, 60.0, 60.0, 60.0), (15.0, 60.0, 30.0, 15.0),
-    ] as [(Double, Double, Double, Double)])
-  func preferred(content: Double, display: Double, preferred: Double, minimum: Double) {
-    let range = FramePacing.preferredRange(contentRate: content, displayMaximum: display)
-    #expect(range.preferred == preferred)
-    #expect(range.minimum == minimum)
-    #expect(range.maximum == preferred)
-  }
-
-  @Test("ProMotion's offered rates")
-  func offered() {
-    #expect(
-      FramePacing.offeredRates(displayMaximum: 120) == [120, 60, 40, 30, 24, 20, 15, 12, 10])
-    #expect(FramePacing.ticksPerFrame(displayRate: 120, contentRate: 30) == 4)
-  }
-
   @Test("an opaque frame is handed over as it is, with its alpha skipped")
   func opaque() {
     let pixels: [UInt8] = [10, 20, 30, 255, 40, 50, 60, 255]
@@ -55,5 +33,15 @@ struct LayerGravityTests {
     #expect(LayerGravity(.aspectFit) == .resizeAspect)
     #expect(LayerGravity(.aspectFill) == .resizeAspectFill)
     #expect(LayerGravity(.stretch) == .resize)
+  }
+}
+
+@Suite("Purge steps")
+struct PurgeStepTests {
+  @Test("each purge level's steps: the window ahead stays in the foreground only")
+  func levels() {
+    #expect(
+      PurgeStep.steps(for: .light) == [.framePoolSpares, .playedOverlays, .decodedFramesBehind])
+    #expect(PurgeStep.steps(for: .deep) == [.framePoolSpares, .playedOverlays, .decodedFrames])
   }
 }

@@ -7,9 +7,11 @@
 
   /// A UIKit view playing a PNGine PNG. It loads once it has a size (the canvas is its size in
   /// pixels), ticks a ``PngineKit/PnginePlayer`` from a `CADisplayLink` at the player's rate, and
-  /// forwards background and foreground to it (``PngineKit/PngineBackgroundBehavior``, default
-  /// `pauseAndRestore`). Rendering runs on a serial queue of its own, never on the main
-  /// thread; each frame is read back and shown as the layer's contents.
+  /// forwards background, foreground and memory warnings to it (the shared
+  /// `LifecyclePolicy`; ``PngineKit/PngineBackgroundBehavior``, default `pauseAndRestore`).
+  /// The display link asks for `FramePacing`'s range for the player's rate. Rendering runs on
+  /// a serial queue of its own, never on the main thread; each frame is read back and shown
+  /// as the layer's contents.
   ///
   /// Not built yet: drawing straight into a `CAMetalLayer`'s drawable (a wgpu surface), which
   /// would save the read-back; see `docs/Apple.md`.
@@ -51,6 +53,13 @@
           let now = CACurrentMediaTime()
           queue.async { box.driver?.enterForeground(now: now) }
         })
+      tokens.append(
+        center.addObserver(
+          forName: UIApplication.didReceiveMemoryWarningNotification, object: nil, queue: .main
+        ) { [queue, box] _ in
+          let now = CACurrentMediaTime()
+          queue.async { box.driver?.memoryWarning(now: now) }
+        })
     }
 
     @available(*, unavailable)
@@ -82,8 +91,11 @@
       guard window != nil else { return }
       let link = CADisplayLink(target: Proxy(self), selector: #selector(Proxy.tick(_:)))
       if let rate = configuration.effectiveFrameRate {
+        let range = FramePacing.preferredRange(
+          contentRate: rate, displayMaximum: Double(window?.screen.maximumFramesPerSecond ?? 60))
         link.preferredFrameRateRange = CAFrameRateRange(
-          minimum: Float(rate), maximum: Float(rate), preferred: Float(rate))
+          minimum: Float(range.minimum), maximum: Float(range.maximum),
+          preferred: Float(range.preferred))
       }
       link.add(to: .main, forMode: .common)
       self.link = link

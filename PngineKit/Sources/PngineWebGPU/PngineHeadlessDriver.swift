@@ -58,6 +58,12 @@ public final class PngineHeadlessDriver {
   public func enterForeground(now: Double) { perform(player.enterForeground(now: now), now: now) }
   /// Unloads.
   public func unload(now: Double) { perform(player.unload(now: now), now: now) }
+  /// The system is short of memory.
+  public func memoryWarning(now: Double) { perform(player.memoryWarning(now: now), now: now) }
+
+  /// What ``PnginePlayer/Action/purge(_:)`` frees: the executor pool's idle executors.
+  /// Replaceable for tests and for apps with a pool of their own.
+  public var purgeExecutors: () -> Void = { PngineExecutorPool.shared.purge() }
 
   private func perform(_ list: [PnginePlayer.Action], now: Double) {
     for action in list {
@@ -87,6 +93,10 @@ public final class PngineHeadlessDriver {
         }
       case .unload:
         renderer = nil
+      case .purge:
+        // Both levels: the idle executors go (a later load instantiates again); the loaded
+        // animation and its GPU resources stay, so nothing visible changes.
+        purgeExecutors()
       case .autoPaused, .finished:
         break
       }

@@ -138,6 +138,68 @@ struct PnginePlayerTests {
     }
   }
 
+  @Test("keepPlaying renders on in the background")
+  func keepPlaying() {
+    var clock = PlayerClock { $0.backgroundBehavior = .keepPlaying }
+    clock.run(seconds: 1, hz: 60)
+    #expect(clock.player.enterBackground(now: clock.now).isEmpty)
+    let frames = clock.rendered.count
+    clock.run(seconds: 1, hz: 60)
+    #expect(clock.player.phase == .playing)
+    #expect(clock.rendered.count == frames + 60)
+  }
+
+  @Test("the player's lifecycle is the shared policy, fed its pauses and the background")
+  func sharedPolicy() {
+    var clock = PlayerClock()
+    _ = clock.player.enterBackground(now: 1)
+    #expect(clock.player.lifecycle.pauseReasons == [.background])
+    _ = clock.player.enterForeground(now: 2)
+    #expect(!clock.player.lifecycle.isPaused)
+    _ = clock.player.pause(now: 3)
+    #expect(clock.player.lifecycle.pauseReasons == [.app])
+    _ = clock.player.play(now: 4)
+    #expect(!clock.player.lifecycle.isPaused && clock.player.phase == .playing)
+    // Under `pause`, the background's pause is the app's to end: play ends it.
+    clock.player.configuration.backgroundBehavior = .pause
+    _ = clock.player.enterBackground(now: 5)
+    _ = clock.player.enterForeground(now: 6)
+    #expect(clock.player.phase == .paused && clock.player.lifecycle.pauseReasons == [.app])
+    _ = clock.player.play(now: 7)
+    #expect(clock.player.phase == .playing && !clock.player.lifecycle.isPaused)
+  }
+
+  @Test("a memory warning asks for a light purge in the foreground, a deep one in the background")
+  func memoryWarning() {
+    var clock = PlayerClock()
+    #expect(clock.player.memoryWarning(now: 1) == [.purge(.light)])
+    _ = clock.player.enterBackground(now: 2)
+    #expect(clock.player.memoryWarning(now: 3) == [.purge(.deep)])
+    #expect(clock.player.phase == .paused)  // a purge pauses nothing by itself
+  }
+
+  @Test("a background while loading: pauseAndRestore plays once back, stop does not")
+  func backgroundWhileLoading() {
+    for (behavior, playing) in [(PngineBackgroundBehavior.pauseAndRestore, true), (.stop, false)] {
+      var player = PnginePlayer()
+      player.configuration.backgroundBehavior = behavior
+      _ = player.load(now: 0)
+      _ = player.enterBackground(now: 1)
+      _ = player.loaded(now: 2)
+      #expect(player.phase == .ready)
+      _ = player.enterForeground(now: 3)
+      _ = player.play(now: 3.5)  // harmless for the restored one, the app's call for stop
+      #expect(player.phase == .playing)
+      var other = PnginePlayer()
+      other.configuration.backgroundBehavior = behavior
+      _ = other.load(now: 0)
+      _ = other.enterBackground(now: 1)
+      _ = other.enterForeground(now: 2)
+      _ = other.loaded(now: 3)
+      #expect((other.phase == .playing) == playing)
+    }
+  }
+
   @Test("pauseAndRestore does not start an animation that was paused before the background")
   func pausedStaysPaused() {
     var clock = PlayerClock()

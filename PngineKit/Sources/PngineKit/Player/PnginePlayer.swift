@@ -1,17 +1,19 @@
+@_exported import PlaybackLifecycle
+
 /// What a player does when the app goes to the background (seed 004, after Lottie's
-/// `LottieBackgroundBehavior`).
-public enum PngineBackgroundBehavior: Sendable, Hashable {
-  /// Stops: the animation goes back to time 0 and stays stopped in the foreground.
-  case stop
-  /// Pauses at the current frame and stays paused in the foreground.
-  case pause
-  /// Pauses at the current frame and plays on in the foreground if it was playing (default).
-  case pauseAndRestore
-}
+/// `LottieBackgroundBehavior`): the shared lifecycle policy's behaviours. `stop` goes back to
+/// time 0 and stays stopped in the foreground; `pause` holds the frame and stays paused;
+/// `pauseAndRestore` (the default) holds it and plays on in the foreground if it was playing;
+/// `keepPlaying` keeps rendering.
+public typealias PngineBackgroundBehavior = LifecyclePolicy.BackgroundBehavior
 
 /// The playback state machine of a PNGine animation: load → ready → playing ⇄ paused, time
 /// and speed, looping, the frame rate, background behaviour, the frame counter and auto-pause
 /// after repeated failures.
+///
+/// Background, foreground and memory warnings go through ``lifecycle``, the same
+/// `LifecyclePolicy` LIVA's avatar uses (package `PlaybackLifecycle`); the player turns its
+/// actions into its own (a pause that the foreground restores, a stop, a purge).
 ///
 /// Pure: it never reads a clock and performs nothing. Every input is a `mutating` method that
 /// takes `now` (seconds on the display clock) and returns the ``Action``s its owner carries out
@@ -65,6 +67,9 @@ public struct PnginePlayer: Sendable {
     case autoPaused(failures: Int, lastError: String?)
     /// A non-looping animation reached its end.
     case finished
+    /// Memory is short: free what can be made again (``PngineExecutorPool/purge()`` drops the
+    /// idle executors; the loaded animation stays).
+    case purge(LifecyclePolicy.PurgeLevel)
   }
 
   /// The player's settings; a documented value type with defaults.
@@ -115,6 +120,11 @@ public struct PnginePlayer: Sendable {
   public private(set) var consecutiveFailures = 0
   /// Whether the app is in the background.
   public private(set) var inBackground = false
+  /// The shared lifecycle policy, fed the app's pauses and plays, background, foreground and
+  /// memory warnings. Its background behaviour is ``Configuration/backgroundBehavior``; it
+  /// has no grace period (there is no connection to close).
+  public private(set) var lifecycle = LifecyclePolicy(
+    configuration: .init(backgroundBehavior: .pauseAndRestore, backgroundGrace: nil))
 
   private var lastTick: Double?
   private var nextFrameDue: Double?
@@ -177,6 +187,8 @@ public struct PnginePlayer: Sendable {
       playAfterLoad = true
       return []
     case .ready, .paused:
+      _ = lifecycle.resume(now: now)  // the app's own pause ends; the player plays now
+      restoreInForeground = false
       phase = .playing
       pauseReason = nil
       consecutiveFailures = 0
@@ -190,6 +202,7 @@ public struct PnginePlayer: Sendable {
 
   /// Holds the current frame.
   public mutating func pause(now: Double) -> [Action] {
+    if phase == .playing || phase == .paused { _ = lifecycle.pause(now: now) }
     pause(.requested)
     return []
   }
@@ -272,41 +285,61 @@ public struct PnginePlayer: Sendable {
     return []
   }
 
-  // MARK: Background
+  // MARK: Background and memory
 
-  /// The app went to the background: ``Configuration/backgroundBehavior`` decides.
+  /// The app went to the background: ``Configuration/backgroundBehavior`` decides, through
+  /// ``lifecycle``.
   public mutating func enterBackground(now: Double) -> [Action] {
     guard !inBackground else { return [] }
     inBackground = true
-    let wasPlaying = phase == .playing || (phase == .loading && playAfterLoad)
-    switch configuration.backgroundBehavior {
-    case .stop:
-      restoreInForeground = false
-      return stop(now: now)
-    case .pause:
-      restoreInForeground = false
-    case .pauseAndRestore:
-      restoreInForeground = wasPlaying
-    }
-    if phase == .loading {
-      playAfterLoad = false
-    } else {
-      pause(.background)
-    }
-    return []
+    lifecycle.configuration.backgroundBehavior = configuration.backgroundBehavior
+    return apply(lifecycle.enterBackground(now: now), now: now)
   }
 
   /// The app is in the foreground again: plays on under `pauseAndRestore` if it was playing.
   public mutating func enterForeground(now: Double) -> [Action] {
     guard inBackground else { return [] }
     inBackground = false
-    guard restoreInForeground else { return [] }
-    restoreInForeground = false
-    if phase == .loading {
-      playAfterLoad = true
-      return []
+    return apply(lifecycle.enterForeground(now: now), now: now)
+  }
+
+  /// The system is short of memory: a ``Action/purge(_:)`` at the policy's level.
+  public mutating func memoryWarning(now: Double) -> [Action] {
+    apply(lifecycle.memoryWarning(now: now), now: now)
+  }
+
+  /// Carries the policy's actions out on the player.
+  private mutating func apply(_ actions: [LifecyclePolicy.Action], now: Double) -> [Action] {
+    var out: [Action] = []
+    for action in actions {
+      switch action {
+      case .pause:
+        // Only what is playing (or about to) is restored later.
+        if phase == .playing {
+          pause(.background)
+          restoreInForeground = true
+        } else if phase == .loading, playAfterLoad {
+          playAfterLoad = false
+          restoreInForeground = true
+        }
+      case .resume:
+        guard restoreInForeground else { continue }
+        restoreInForeground = false
+        if phase == .loading {
+          playAfterLoad = true
+        } else if phase == .paused, pauseReason == .background {
+          out += play(now: now)
+        }
+      case .stop:
+        restoreInForeground = false
+        out += stop(now: now)
+      case .purge(let level):
+        out.append(.purge(level))
+      case .disconnect, .reconnect, .refreshOutputLatency:
+        break  // no connection, no audio
+      }
     }
-    return play(now: now)
+    return out
   }
 
   // MARK: Internals

@@ -1,6 +1,5 @@
+import PlaybackLifecycle
 import Testing
-
-@testable import LIVAPlatform
 
 @Suite("LifecyclePolicy")
 struct LifecyclePolicyTests {
@@ -83,12 +82,44 @@ struct LifecyclePolicyTests {
     #expect(actions.isEmpty && !policy.isPaused)
   }
 
-  @Test("memory pressure: cheap things first; in the background every decoded frame but idle 0")
+  @Test("memory pressure: a light purge in the foreground, a deep one in the background")
   func memory() {
+    #expect(run([(0, .memory)]).1 == [.purge(.light)])
+    #expect(run([(0, .background), (1, .memory)]).1 == [.pause, .purge(.deep)])
     #expect(
-      run([(0, .memory)]).1 == [.purge([.framePoolSpares, .playedOverlays, .decodedFramesBehind])])
-    #expect(
-      run([(0, .background), (1, .memory)]).1
-        == [.pause, .purge([.framePoolSpares, .playedOverlays, .decodedFrames])])
+      run([(0, .background), (1, .foreground), (2, .memory)]).1 == [
+        .pause, .resume, .purge(.light),
+      ])
+  }
+
+  @Test(
+    "each background behaviour, there and back",
+    arguments: [
+      (.keepPlaying, [], false),
+      (.pauseAndRestore, [.pause, .resume], false),
+      (.pause, [.pause], true),
+      (.stop, [.stop], true),
+    ] as [(LifecyclePolicy.BackgroundBehavior, [LifecyclePolicy.Action], Bool)])
+  func behaviours(
+    behaviour: LifecyclePolicy.BackgroundBehavior, expected: [LifecyclePolicy.Action],
+    pausedAtEnd: Bool
+  ) {
+    let (policy, actions) = run([(0, .background), (5, .foreground)]) {
+      $0.backgroundBehavior = behaviour
+    }
+    #expect(actions == expected)
+    #expect(policy.isPaused == pausedAtEnd)
+    // What stayed paused is the app's to resume.
+    var resumed = policy
+    #expect(resumed.resume(now: 6) == (pausedAtEnd ? [.resume] : []))
+  }
+
+  @Test("stop in the background while already paused still stops; resuming is the app's")
+  func stopWhilePaused() {
+    let (policy, actions) = run([(0, .pause), (1, .background), (2, .foreground)]) {
+      $0.backgroundBehavior = .stop
+    }
+    #expect(actions == [.pause, .stop])
+    #expect(policy.pauseReasons == [.app])
   }
 }

@@ -1,7 +1,9 @@
-/// What the app's life cycle does to a playing avatar (or a PNGine animation): background and
-/// foreground, audio interruptions, audio route changes and memory pressure, as a pure state
-/// machine. The Apple shells observe the notifications (`UIApplication`, `AVAudioSession`) and
-/// forward them here with the time; the ``Action``s say what to do.
+/// What the app's life cycle does to something playing — a LIVA avatar, a PNGine animation:
+/// background and foreground, audio interruptions, audio route changes and memory pressure, as
+/// a pure state machine both products use. The Apple shells observe the notifications
+/// (`UIApplication`, `AVAudioSession`) and forward them here with the time; the ``Action``s say
+/// what to do, and each product carries them out in its own terms (a purge level, for example,
+/// becomes LIVA's purge steps or PngineKit's executor pool).
 ///
 /// Playback is paused for as long as any reason to pause holds (the app asked, the app is in the
 /// background, an interruption, the headphones were unplugged) and resumed when none is left,
@@ -29,16 +31,24 @@ public struct LifecyclePolicy: Sendable {
     case other
   }
 
-  /// What to free under memory pressure, cheapest to bring back first.
-  public enum PurgeStep: Sendable, Hashable, CaseIterable {
-    /// Spare buffers of the frame pool (the frame on screen stays).
-    case framePoolSpares
-    /// Decoded base frames outside the window ahead (idle frame 0 stays).
-    case decodedFramesBehind
-    /// Every decoded base frame but idle frame 0; the window is decoded again on demand.
-    case decodedFrames
-    /// Decoded images of messages already played.
-    case playedOverlays
+  /// How much to free under memory pressure.
+  public enum PurgeLevel: Sendable, Hashable, CaseIterable {
+    /// In the foreground: what can be brought back without a visible hold.
+    case light
+    /// In the background: everything but what the first frame back needs.
+    case deep
+  }
+
+  /// What going to the background does (Lottie's `LottieBackgroundBehavior`, plus playing on).
+  public enum BackgroundBehavior: Sendable, Hashable, CaseIterable {
+    /// Keeps playing (an app with background audio).
+    case keepPlaying
+    /// Stops (back to the start) and stays stopped in the foreground.
+    case stop
+    /// Pauses and stays paused in the foreground, until the app resumes.
+    case pause
+    /// Pauses and plays on in the foreground (unless something else still holds it).
+    case pauseAndRestore
   }
 
   /// What the owner must do.
@@ -47,25 +57,43 @@ public struct LifecyclePolicy: Sendable {
     case pause
     /// Resume picture and sound together.
     case resume
+    /// Stop and go back to the start (``BackgroundBehavior/stop``); playing again is the
+    /// app's call.
+    case stop
     /// Close the connection (background for longer than the grace period).
     case disconnect
     /// Connect again (back in the foreground after a policy disconnect).
     case reconnect
-    /// Free these, in this order.
-    case purge([PurgeStep])
+    /// Free memory, this much.
+    case purge(PurgeLevel)
     /// Read the output latency again (a new audio route).
     case refreshOutputLatency
   }
 
   /// The policy's settings.
   public struct Configuration: Sendable, Hashable {
-    /// Seconds in the background before the connection is closed; nil keeps it open.
+    /// Seconds in the background before the connection is closed; nil keeps it open (and a
+    /// product without a connection sets nil).
     public var backgroundGrace: Double? = 30
-    /// Whether to pause in the background (an audio app with background audio would not).
-    public var pausesInBackground = true
+    /// What going to the background does (default ``BackgroundBehavior/pauseAndRestore``).
+    public var backgroundBehavior = BackgroundBehavior.pauseAndRestore
 
-    /// The defaults: pause in the background, disconnect after 30 s there.
+    /// Whether to pause in the background: false is ``BackgroundBehavior/keepPlaying``, true
+    /// ``BackgroundBehavior/pauseAndRestore``.
+    public var pausesInBackground: Bool {
+      get { backgroundBehavior != .keepPlaying }
+      set { backgroundBehavior = newValue ? .pauseAndRestore : .keepPlaying }
+    }
+
+    /// The defaults: pause in the background and restore in the foreground, disconnect after
+    /// 30 s there.
     public init() {}
+
+    /// Settings with `backgroundBehavior` and `backgroundGrace`.
+    public init(backgroundBehavior: BackgroundBehavior, backgroundGrace: Double?) {
+      self.backgroundBehavior = backgroundBehavior
+      self.backgroundGrace = backgroundGrace
+    }
   }
 
   /// The settings.
@@ -95,11 +123,21 @@ public struct LifecyclePolicy: Sendable {
 
   // MARK: Background
 
-  /// The app went to the background.
+  /// The app went to the background: ``Configuration/backgroundBehavior`` decides.
   public mutating func enterBackground(now: Double) -> [Action] {
     guard backgroundSince == nil else { return [] }
     backgroundSince = now
-    return configuration.pausesInBackground ? add(.background) : []
+    switch configuration.backgroundBehavior {
+    case .keepPlaying:
+      return []
+    case .pauseAndRestore:
+      return add(.background)
+    case .pause:
+      return add(.app)
+    case .stop:
+      pauseReasons.insert(.app)
+      return [.stop]
+    }
   }
 
   /// The app came back to the foreground.
@@ -148,13 +186,10 @@ public struct LifecyclePolicy: Sendable {
 
   // MARK: Memory
 
-  /// The system is short of memory: in the foreground what can be brought back without a
-  /// visible hold goes; in the background everything but idle frame 0.
+  /// The system is short of memory: a ``PurgeLevel/light`` purge in the foreground, a
+  /// ``PurgeLevel/deep`` one in the background.
   public mutating func memoryWarning(now: Double) -> [Action] {
-    if backgroundSince != nil {
-      return [.purge([.framePoolSpares, .playedOverlays, .decodedFrames])]
-    }
-    return [.purge([.framePoolSpares, .playedOverlays, .decodedFramesBehind])]
+    [.purge(backgroundSince != nil ? .deep : .light)]
   }
 
   // MARK: Internals
