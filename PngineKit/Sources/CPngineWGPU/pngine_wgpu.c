@@ -11,6 +11,7 @@
 
 struct pg_gpu {
   WGPUInstance instance;
+  WGPUSurface surface;
   WGPUAdapter adapter;
   WGPUDevice device;
   WGPUQueue queue;
@@ -88,21 +89,13 @@ static void spin(pg_gpu *gpu, int *done) {
   }
 }
 
-pg_gpu *pg_gpu_create(char *err, size_t cap) {
-  pg_gpu *gpu = calloc(1, sizeof *gpu);
-  if (!gpu) {
-    snprintf(err, cap, "out of memory");
-    return NULL;
-  }
-  gpu->instance = wgpuCreateInstance(NULL);
-  if (!gpu->instance) {
-    snprintf(err, cap, "wgpuCreateInstance failed");
-    free(gpu);
-    return NULL;
-  }
+// The adapter (compatible with `gpu->surface` when there is one) and the device, on an
+// instance already made; 0 on success, else a message in `err` (the caller frees `gpu`).
+static int open_device(pg_gpu *gpu, char *err, size_t cap) {
   pg_request r = {0};
   WGPURequestAdapterOptions options = WGPU_REQUEST_ADAPTER_OPTIONS_INIT;
   options.powerPreference = WGPUPowerPreference_LowPower;
+  options.compatibleSurface = gpu->surface;
   WGPURequestAdapterCallbackInfo ainfo = WGPU_REQUEST_ADAPTER_CALLBACK_INFO_INIT;
   ainfo.mode = WGPUCallbackMode_AllowProcessEvents;
   ainfo.callback = on_adapter;
@@ -111,8 +104,7 @@ pg_gpu *pg_gpu_create(char *err, size_t cap) {
   spin(gpu, &r.done);
   if (!r.ok || !r.handle) {
     snprintf(err, cap, "no WebGPU adapter: %s", r.message[0] ? r.message : "none found");
-    pg_gpu_free(gpu);
-    return NULL;
+    return -1;
   }
   gpu->adapter = r.handle;
   pg_request d = {0};
@@ -130,16 +122,83 @@ pg_gpu *pg_gpu_create(char *err, size_t cap) {
   spin(gpu, &d.done);
   if (!d.ok || !d.handle) {
     snprintf(err, cap, "no WebGPU device: %s", d.message[0] ? d.message : "request failed");
-    pg_gpu_free(gpu);
-    return NULL;
+    return -1;
   }
   gpu->device = d.handle;
   gpu->queue = wgpuDeviceGetQueue(gpu->device);
+  return 0;
+}
+
+static pg_gpu *new_context(char *err, size_t cap) {
+  pg_gpu *gpu = calloc(1, sizeof *gpu);
+  if (!gpu) {
+    snprintf(err, cap, "out of memory");
+    return NULL;
+  }
+  gpu->instance = wgpuCreateInstance(NULL);
+  if (!gpu->instance) {
+    snprintf(err, cap, "wgpuCreateInstance failed");
+    free(gpu);
+    return NULL;
+  }
+  return gpu;
+}
+
+pg_gpu *pg_gpu_create(char *err, size_t cap) {
+  pg_gpu *gpu = new_context(err, cap);
+  if (!gpu) return NULL;
+  if (open_device(gpu, err, cap) != 0) {
+    pg_gpu_free(gpu);
+    return NULL;
+  }
+  return gpu;
+}
+
+pg_gpu *pg_gpu_create_on_surface(pg_surface_kind kind, void *handle, uint64_t window, char *err,
+                                 size_t cap) {
+  if (!handle) {
+    snprintf(err, cap, "no native surface handle (NULL)");
+    return NULL;
+  }
+  pg_gpu *gpu = new_context(err, cap);
+  if (!gpu) return NULL;
+  WGPUSurfaceSourceMetalLayer metal = WGPU_SURFACE_SOURCE_METAL_LAYER_INIT;
+  WGPUSurfaceSourceXlibWindow xlib = WGPU_SURFACE_SOURCE_XLIB_WINDOW_INIT;
+  WGPUSurfaceDescriptor desc = WGPU_SURFACE_DESCRIPTOR_INIT;
+  switch (kind) {
+    case PG_SURFACE_METAL_LAYER:
+      metal.layer = handle;
+      desc.nextInChain = &metal.chain;
+      break;
+    case PG_SURFACE_XLIB_WINDOW:
+      xlib.display = handle;
+      xlib.window = window;
+      desc.nextInChain = &xlib.chain;
+      break;
+    default:
+      snprintf(err, cap, "unknown surface source kind %d", (int)kind);
+      pg_gpu_free(gpu);
+      return NULL;
+  }
+  gpu->surface = wgpuInstanceCreateSurface(gpu->instance, &desc);
+  if (!gpu->surface) {
+    snprintf(err, cap, "wgpuInstanceCreateSurface failed (kind %d)", (int)kind);
+    pg_gpu_free(gpu);
+    return NULL;
+  }
+  if (open_device(gpu, err, cap) != 0) {
+    pg_gpu_free(gpu);
+    return NULL;
+  }
   return gpu;
 }
 
 void pg_gpu_free(pg_gpu *gpu) {
   if (!gpu) return;
+  if (gpu->surface) {
+    if (gpu->device) wgpuSurfaceUnconfigure(gpu->surface);
+    wgpuSurfaceRelease(gpu->surface);
+  }
   if (gpu->queue) wgpuQueueRelease(gpu->queue);
   if (gpu->device) wgpuDeviceRelease(gpu->device);
   if (gpu->adapter) wgpuAdapterRelease(gpu->adapter);
@@ -150,6 +209,39 @@ void pg_gpu_free(pg_gpu *gpu) {
 WGPUInstance pg_gpu_instance(pg_gpu *gpu) { return gpu->instance; }
 WGPUDevice pg_gpu_device(pg_gpu *gpu) { return gpu->device; }
 WGPUQueue pg_gpu_queue(pg_gpu *gpu) { return gpu->queue; }
+WGPUSurface pg_gpu_surface(pg_gpu *gpu) { return gpu->surface; }
+
+int pg_surface_capabilities(pg_gpu *gpu, WGPUTextureFormat *formats, size_t *format_count,
+                            WGPUCompositeAlphaMode *alphas, size_t *alpha_count,
+                            WGPUTextureUsage *usages) {
+  if (!gpu->surface) return -1;
+  WGPUSurfaceCapabilities caps = WGPU_SURFACE_CAPABILITIES_INIT;
+  if (wgpuSurfaceGetCapabilities(gpu->surface, gpu->adapter, &caps) != WGPUStatus_Success) {
+    return -1;
+  }
+  size_t nf = caps.formatCount < *format_count ? caps.formatCount : *format_count;
+  for (size_t i = 0; i < nf; i++) formats[i] = caps.formats[i];
+  *format_count = nf;
+  size_t na = caps.alphaModeCount < *alpha_count ? caps.alphaModeCount : *alpha_count;
+  for (size_t i = 0; i < na; i++) alphas[i] = caps.alphaModes[i];
+  *alpha_count = na;
+  *usages = caps.usages;
+  wgpuSurfaceCapabilitiesFreeMembers(caps);
+  return 0;
+}
+
+void pg_surface_configure(pg_gpu *gpu, WGPUTextureFormat format, WGPUTextureUsage usage,
+                          WGPUCompositeAlphaMode alpha, uint32_t width, uint32_t height) {
+  WGPUSurfaceConfiguration config = WGPU_SURFACE_CONFIGURATION_INIT;
+  config.device = gpu->device;
+  config.format = format;
+  config.usage = usage;
+  config.alphaMode = alpha;
+  config.width = width;
+  config.height = height;
+  config.presentMode = WGPUPresentMode_Fifo;
+  wgpuSurfaceConfigure(gpu->surface, &config);
+}
 
 void pg_gpu_adapter_name(pg_gpu *gpu, char *out, size_t cap) {
   WGPUAdapterInfo info = WGPU_ADAPTER_INFO_INIT;

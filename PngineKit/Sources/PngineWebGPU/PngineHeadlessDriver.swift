@@ -1,10 +1,13 @@
 import PngineKit
 
 /// A thin driver that carries out ``PnginePlayer``'s actions with a ``PngineRenderer``:
-/// `load` makes the renderer, `render` draws and reads back a frame, `unload` drops it. The
+/// `load` makes the renderer, `render` draws and reads back a frame (or, made with a
+/// ``SurfaceSource``, draws it into the surface and presents it), `unload` drops it. The
 /// player stays the pure state machine; the driver only forwards the clock the caller gives
 /// it (`now`, in seconds) and reports each frame's success, so a failing GPU (a lost device)
 /// makes the player pause by its policy (``PnginePlayer/Configuration/maximumConsecutiveFailures``).
+/// On a surface, a frame the surface had no texture for (``SurfaceFrame/skipped(_:)``) counts
+/// as a failed frame too, so a surface that stays lost pauses the player the same way.
 ///
 /// The player's frame number and the executor's own frame counter advance together while
 /// playing; a stop or seek restarts the player's count only. Not `Sendable` (the renderer is
@@ -22,10 +25,15 @@ public final class PngineHeadlessDriver {
   public private(set) var actions: [PnginePlayer.Action] = []
   /// Frames drawn successfully.
   public private(set) var framesRendered = 0
+  /// On a surface: the last frame's outcome (presented or skipped, with the surface status).
+  public private(set) var lastSurfaceFrame: SurfaceFrame?
+  /// On a surface: frames skipped because the surface had no texture.
+  public private(set) var framesSkipped = 0
 
   private let png: [UInt8]
-  private let width: UInt32
-  private let height: UInt32
+  private var width: UInt32
+  private var height: UInt32
+  private let surface: SurfaceSource?
 
   /// A driver for `png` drawn at `width × height`; nothing loaded until ``load(now:)``.
   public init(
@@ -35,7 +43,35 @@ public final class PngineHeadlessDriver {
     self.png = png
     self.width = width
     self.height = height
+    surface = nil
     player = PnginePlayer(configuration: configuration)
+  }
+
+  /// A driver for `png` presented on `surface` at `width × height` (a `CAMetalLayer` on
+  /// Apple, an X11 window on Linux); nothing loaded until ``load(now:)``. Its frames are
+  /// presented, not read back (``lastImage`` stays `nil`).
+  public init(
+    png: [UInt8], surface: SurfaceSource, width: UInt32, height: UInt32,
+    configuration: PnginePlayer.Configuration = PnginePlayer.Configuration()
+  ) {
+    self.png = png
+    self.width = width
+    self.height = height
+    self.surface = surface
+    player = PnginePlayer(configuration: configuration)
+  }
+
+  /// The surface's layer or window changed size: the loaded renderer reconfigures (see
+  /// ``PngineRenderer/resize(width:height:)``) and a later load uses the new size.
+  /// - Throws: what the resize throws (an offscreen driver: ``PngineError/Code/invalidArgument``).
+  public func resize(width: UInt32, height: UInt32) throws(PngineError) {
+    guard surface != nil else {
+      throw PngineError(
+        .invalidArgument, "an offscreen canvas has a fixed size", location: .init(call: "resize"))
+    }
+    try renderer?.resize(width: width, height: height)
+    self.width = width
+    self.height = height
   }
 
   /// Changes the player's settings (speed, frame rate, background behaviour…); they take
@@ -71,7 +107,12 @@ public final class PngineHeadlessDriver {
       switch action {
       case .load:
         do {
-          renderer = try PngineRenderer(png: png, width: width, height: height)
+          if let surface {
+            renderer = try PngineRenderer(
+              png: png, surface: surface, width: width, height: height)
+          } else {
+            renderer = try PngineRenderer(png: png, width: width, height: height)
+          }
           perform(player.loaded(now: now), now: now)
         } catch {
           lastError = error
@@ -83,7 +124,20 @@ public final class PngineHeadlessDriver {
             throw PngineError(
               .notInitialized, "no renderer is loaded", location: .init(call: "frame"))
           }
-          lastImage = try renderer.render(time: Float(time))
+          if surface != nil {
+            let frame = try renderer.present(time: Float(time))
+            lastSurfaceFrame = frame
+            if case .skipped(let status) = frame {
+              framesSkipped += 1
+              perform(
+                player.frameFinished(
+                  succeeded: false, error: "the surface had no texture (\(status)): frame skipped",
+                  now: now), now: now)
+              continue
+            }
+          } else {
+            lastImage = try renderer.render(time: Float(time))
+          }
           framesRendered += 1
           perform(player.frameFinished(succeeded: true, now: now), now: now)
         } catch {

@@ -1,10 +1,13 @@
 import PngineKit
 
-/// An animation drawn by WebGPU headless: the payload's executor (``PngineAnimation``) feeds
-/// a ``WebGPUBackend`` whose canvas is read back after each frame.
+/// An animation drawn by WebGPU: the payload's executor (``PngineAnimation``) feeds a
+/// ``WebGPUBackend`` whose canvas is read back after each frame (headless,
+/// ``init(png:width:height:configuration:)`` and ``render(time:)``) or presented on a surface
+/// (``init(png:surface:width:height:configuration:)`` and ``present(time:)``).
 ///
-/// The canvas size is fixed at creation (canvas-bound textures are made at that size). Not
-/// `Sendable`: the GPU handles stay with the thread that owns the renderer.
+/// Headless, the canvas size is fixed at creation (canvas-bound textures are made at that
+/// size); a surface's follows ``resize(width:height:)``. Not `Sendable`: the GPU handles stay
+/// with the thread that owns the renderer.
 public final class PngineRenderer {
   /// The animation (executor, diagnostics).
   public let animation: PngineAnimation
@@ -25,6 +28,51 @@ public final class PngineRenderer {
     report = try animation.load(png: png)
     try backend.execute(
       report.initOutput, inputs: FrameInputs(time: 0, width: width, height: height))
+  }
+
+  /// Loads `png` and executes its `init` commands on a new device that presents to `surface`
+  /// at `width × height` (a `CAMetalLayer`, an X11 window: see ``SurfaceSource``). Should
+  /// `init` draw to the canvas, that texture is presented.
+  public init(
+    png: [UInt8], surface: SurfaceSource, width: UInt32, height: UInt32,
+    configuration: PngineConfiguration = PngineConfiguration()
+  ) throws(PngineError) {
+    animation = PngineAnimation(configuration: configuration)
+    backend = try WebGPUBackend(surface: surface, width: width, height: height)
+    report = try animation.load(png: png)
+    do {
+      try backend.execute(
+        report.initOutput, inputs: FrameInputs(time: 0, width: width, height: height))
+      try backend.present()
+    } catch {
+      backend.discardCanvas()
+      throw error
+    }
+  }
+
+  /// On a surface: takes its current texture, runs `frame(time, w, h)` into it and presents
+  /// it. When the surface has no texture (`timeout`, `outdated`, `lost`) it is reconfigured
+  /// and the frame is ``SurfaceFrame/skipped(_:)`` without running the executor; a frame that
+  /// fails is not presented (the error is thrown). Offscreen it draws and reports
+  /// `presented(.optimal)` (read the canvas with ``WebGPUBackend/readCanvas()``).
+  @discardableResult
+  public func present(time: Float) throws(PngineError) -> SurfaceFrame {
+    let status = try backend.acquireCanvas()
+    guard status.hasTexture else { return .skipped(status) }
+    do {
+      try draw(time: time)
+      try backend.present()
+    } catch {
+      backend.discardCanvas()
+      throw error
+    }
+    return .presented(status)
+  }
+
+  /// A new size for a surface's canvas: the surface is reconfigured and canvas-sized textures
+  /// remade (see ``WebGPUBackend/resize(width:height:)``); the next frame is drawn at it.
+  public func resize(width: UInt32, height: UInt32) throws(PngineError) {
+    try backend.resize(width: width, height: height)
   }
 
   /// Runs `frame(time, w, h)` and executes its commands (no read-back).

@@ -3,11 +3,16 @@ import CWGPU
 import PngineKit
 
 /// The WebGPU backend on wgpu-native (Vulkan through lavapipe on a Linux machine without a
-/// GPU, Metal on Apple): executes PNGine's command stream and reads the canvas back.
+/// GPU, Metal on Apple): executes PNGine's command stream and reads the canvas back, or
+/// presents it on a surface.
 ///
-/// Headless, the canvas (texture id `0xFFFE`) is an offscreen ``canvasFormat`` texture of
-/// the size given at creation; pipelines whose targets name no format target it, as
-/// upstream's pipelines target the preferred canvas format. Every command is first checked
+/// Headless (``init(width:height:)``), the canvas (texture id `0xFFFE`) is an offscreen
+/// ``canvasFormatName`` texture of the size given at creation, read back by ``readCanvas()``.
+/// On a surface (``init(surface:width:height:)``: a `CAMetalLayer`, an X11 window), the canvas
+/// is the surface's current texture, acquired per frame (``acquireCanvas()``) and shown by
+/// ``present()``; its format is the surface's (``SurfaceFormatChoice``). Either way pipelines
+/// whose targets name no format target the canvas format (``canvasFormat``), as upstream's
+/// pipelines target the preferred canvas format. Every command is first checked
 /// (``CommandChecker``); creations run inside WebGPU error scopes, so a WGSL compile error or
 /// a rejected descriptor is a ``PngineError`` naming that command; errors in passes surface
 /// when the frame's encoder is finished and are reported at its `submit`. A lost device is
@@ -16,23 +21,38 @@ import PngineKit
 /// Not `Sendable`: wgpu handles are not thread-safe by contract, so the backend and all its
 /// handles stay with the one thread (or lock, or actor) that owns it.
 public final class WebGPUBackend: GPUBackend {
-  /// The canvas format: `rgba8unorm`, read back as is.
+  /// The offscreen canvas format: `rgba8unorm`, read back as is.
   public static let canvasFormatName = "rgba8unorm"
-  /// The canvas width.
-  public let width: UInt32
-  /// The canvas height.
-  public let height: UInt32
+  /// The canvas width (a surface's changes with ``resize(width:height:)``).
+  public private(set) var width: UInt32
+  /// The canvas height (a surface's changes with ``resize(width:height:)``).
+  public private(set) var height: UInt32
   /// The adapter, e.g. `llvmpipe (LLVM 15.0.7, 256 bits) (Vulkan)`.
   public let adapterName: String
+  /// The canvas format: `rgba8unorm` offscreen, the surface's chosen format on a surface
+  /// (see ``SurfaceFormatChoice/format(from:)``).
+  public let canvasFormat: WGPUTextureFormat
+  /// Whether the canvas is a surface's texture (presented) rather than an offscreen one.
+  public var isSurface: Bool { surface != nil }
 
   private let gpu: OpaquePointer
   private let device: WGPUDevice
   private let queue: WGPUQueue
-  private let canvasFormat = WGPUTextureFormat_RGBA8Unorm
-  private let canvas: WGPUTexture
-  private let canvasView: WGPUTextureView
-  private let readback: WGPUBuffer
+  // Offscreen: the canvas, its view and the read-back buffer (nil on a surface).
+  private let canvas: WGPUTexture?
+  private let canvasView: WGPUTextureView?
+  private let readback: WGPUBuffer?
   private let paddedRow: Int
+  // On a surface: the surface, how it is configured, and the frame's texture while held.
+  private let surface: WGPUSurface?
+  private var surfaceUsage = WGPUTextureUsage(0)
+  private var surfaceAlpha = WGPUCompositeAlphaMode_Auto
+  private var frameTexture: WGPUTexture?
+  private var frameView: WGPUTextureView?
+  private var frameStatus: SurfaceTextureStatus?
+  // Textures made at the canvas size (no size in their descriptor), remade on a resize.
+  private var canvasSized: [UInt16: WGPUTextureDescriptor] = [:]
+  private var viewSources: [UInt16: UInt16] = [:]
 
   private var checker = CommandChecker()
   private var buffers: [UInt16: WGPUBuffer] = [:]
@@ -74,6 +94,8 @@ public final class WebGPUBackend: GPUBackend {
     queue = pg_gpu_queue(gpu)
     pg_gpu_adapter_name(gpu, &message, message.count)
     adapterName = text(message)
+    surface = nil
+    canvasFormat = WGPUTextureFormat_RGBA8Unorm
 
     var texture = pg_texture_descriptor_init()
     texture.size = WGPUExtent3D(width: width, height: height, depthOrArrayLayers: 1)
@@ -88,6 +110,67 @@ public final class WebGPUBackend: GPUBackend {
     buffer.size = UInt64(paddedRow * Int(height))
     buffer.usage = WGPUBufferUsage_CopyDst | WGPUBufferUsage_MapRead
     readback = wgpuDeviceCreateBuffer(device, &buffer)
+  }
+
+  /// Opens an adapter that can present to `source` and a device, and configures a surface on
+  /// it at `width × height`: the format from ``SurfaceFormatChoice/format(from:)``, usage
+  /// render attachment (plus copy source and destination where the surface allows them, for
+  /// the stream's canvas copies), present mode FIFO, the alpha mode from
+  /// ``SurfaceFormatChoice/alphaMode(from:)``. Nothing is drawn until a frame.
+  /// - Throws: ``PngineError/Code/gpuUnavailable`` without an adapter or device for the
+  ///   surface; ``PngineError/Code/surfaceFailed`` when the surface cannot be made or offers
+  ///   no format; ``PngineError/Code/invalidArgument`` for a size outside 1…8192.
+  public init(surface source: SurfaceSource, width: UInt32, height: UInt32) throws(PngineError) {
+    guard width > 0, height > 0, width <= 8192, height <= 8192 else {
+      throw PngineError(.invalidArgument, "canvas size \(width)x\(height) is outside 1…8192")
+    }
+    var message = [CChar](repeating: 0, count: 1024)
+    let made: OpaquePointer?
+    switch source {
+    case .metalLayer(let layer):
+      made = pg_gpu_create_on_surface(PG_SURFACE_METAL_LAYER, layer, 0, &message, message.count)
+    case .xlibWindow(let display, let window):
+      made = pg_gpu_create_on_surface(
+        PG_SURFACE_XLIB_WINDOW, display, window, &message, message.count)
+    }
+    guard let gpu = made else {
+      let reason = text(message)
+      throw PngineError(
+        reason.hasPrefix("no WebGPU") ? .gpuUnavailable : .surfaceFailed, reason,
+        location: .init(call: "surface"))
+    }
+    var formats = [WGPUTextureFormat](repeating: WGPUTextureFormat_Undefined, count: 64)
+    var alphas = [WGPUCompositeAlphaMode](repeating: WGPUCompositeAlphaMode_Auto, count: 8)
+    var formatCount = formats.count
+    var alphaCount = alphas.count
+    var usages = WGPUTextureUsage(0)
+    let status = pg_surface_capabilities(
+      gpu, &formats, &formatCount, &alphas, &alphaCount, &usages)
+    guard status == 0, let format = SurfaceFormatChoice.format(from: Array(formats[..<formatCount]))
+    else {
+      pg_gpu_free(gpu)
+      throw PngineError(
+        .surfaceFailed, "the surface offers no format for this adapter",
+        location: .init(call: "surface"))
+    }
+    self.gpu = gpu
+    self.width = width
+    self.height = height
+    device = pg_gpu_device(gpu)
+    queue = pg_gpu_queue(gpu)
+    pg_gpu_adapter_name(gpu, &message, message.count)
+    adapterName = text(message)
+    surface = pg_gpu_surface(gpu)
+    canvasFormat = format
+    canvas = nil
+    canvasView = nil
+    readback = nil
+    paddedRow = 0
+    surfaceUsage =
+      WGPUTextureUsage_RenderAttachment
+      | (usages & (WGPUTextureUsage_CopySrc | WGPUTextureUsage_CopyDst))
+    surfaceAlpha = SurfaceFormatChoice.alphaMode(from: Array(alphas[..<alphaCount]))
+    try configureSurface(.init(call: "surface"))
   }
 
   deinit {
@@ -108,9 +191,10 @@ public final class WebGPUBackend: GPUBackend {
       wgpuTextureRelease(t.texture)
     }
     for b in buffers.values { wgpuBufferRelease(b) }
-    wgpuBufferRelease(readback)
-    wgpuTextureViewRelease(canvasView)
-    wgpuTextureRelease(canvas)
+    if let readback { wgpuBufferRelease(readback) }
+    if let canvasView { wgpuTextureViewRelease(canvasView) }
+    if let canvas { wgpuTextureRelease(canvas) }
+    releaseFrameTexture()
     pg_gpu_free(gpu)
   }
 
@@ -252,6 +336,7 @@ public final class WebGPUBackend: GPUBackend {
         try t.format.flatMap(TextureFormatCode.name).map(WGPUNames.textureFormat) ?? canvasFormat
       d.usage = WGPUTextureUsage(t.usage)
       let format = d.format
+      if t.width == nil || t.height == nil { canvasSized[id] = d }
       let keep = { (texture: WGPUTexture?) in
         if let texture, let view = wgpuTextureCreateView(texture, nil) {
           self.textures[id] = (texture, view, format)
@@ -338,6 +423,7 @@ public final class WebGPUBackend: GPUBackend {
       guard textureViews[id] == nil, let t = textures[texture] else { return }
       // Upstream's view descriptor (TLV 0x09) is not decoded yet: a default view.
       textureViews[id] = wgpuTextureCreateView(t.texture, nil)
+      viewSources[id] = texture
     case .createBindGroupLayout(let id, _):
       guard bindGroupLayouts[id] == nil else { return }
       let d = try BindGroupLayoutDescriptor(decoding: bytes(blob))
@@ -376,7 +462,9 @@ public final class WebGPUBackend: GPUBackend {
       var attachments: [WGPURenderPassColorAttachment] = []
       for c in colors where c.texture != CommandChecker.none {
         var a = pg_render_pass_color_attachment_init()
-        a.view = c.texture == CommandChecker.canvas ? canvasView : textures[c.texture]?.view
+        a.view =
+          c.texture == CommandChecker.canvas
+          ? try canvasTarget(decoded, call: call).view : textures[c.texture]?.view
         a.loadOp = c.load == 1 ? WGPULoadOp_Clear : WGPULoadOp_Load
         a.storeOp = c.store == 0 ? WGPUStoreOp_Store : WGPUStoreOp_Discard
         switch c.clear {
@@ -388,7 +476,9 @@ public final class WebGPUBackend: GPUBackend {
         case nil: a.clearValue = WGPUColor(r: 0, g: 0, b: 0, a: 0)
         }
         if let r = resolve, r != CommandChecker.none {
-          a.resolveTarget = r == CommandChecker.canvas ? canvasView : textures[r]?.view
+          a.resolveTarget =
+            r == CommandChecker.canvas
+            ? try canvasTarget(decoded, call: call).view : textures[r]?.view
         }
         attachments.append(a)
       }
@@ -507,9 +597,13 @@ public final class WebGPUBackend: GPUBackend {
         UInt64(size))
     case .copyTextureToTexture(let s, let d, let w, let h):
       var src = pg_texel_copy_texture_info_init()
-      src.texture = s == CommandChecker.canvas ? canvas : textures[s]?.texture
+      src.texture =
+        s == CommandChecker.canvas
+        ? try canvasTarget(decoded, call: call).texture : textures[s]?.texture
       var dst = pg_texel_copy_texture_info_init()
-      dst.texture = d == CommandChecker.canvas ? canvas : textures[d]?.texture
+      dst.texture =
+        d == CommandChecker.canvas
+        ? try canvasTarget(decoded, call: call).texture : textures[d]?.texture
       var extent = WGPUExtent3D(
         width: w == 0 ? width : UInt32(w), height: h == 0 ? height : UInt32(h),
         depthOrArrayLayers: 1)
@@ -735,12 +829,212 @@ public final class WebGPUBackend: GPUBackend {
     return p
   }
 
+  // MARK: Presenting (a surface)
+
+  /// The canvas texture and view for a command: the offscreen ones, or the surface's current
+  /// texture, acquired now if the frame has none yet (a stream that draws to the canvas in
+  /// `init`, or a caller that did not call ``acquireCanvas()``).
+  private func canvasTarget(_ decoded: DecodedCommand, call: String) throws(PngineError)
+    -> (texture: WGPUTexture?, view: WGPUTextureView?)
+  {
+    if surface == nil { return (canvas, canvasView) }
+    if frameTexture == nil {
+      let status = try acquireCanvas()
+      guard status.hasTexture else {
+        throw PngineError(
+          .surfaceFailed,
+          "\(decoded.command): the surface has no texture (\(status)); reconfigured",
+          location: decoded.location(call: call))
+      }
+    }
+    return (frameTexture, frameView)
+  }
+
+  /// Configures the surface at the current size, after asking whether it still can be: a
+  /// rejected configuration is fatal in wgpu-native (a panic, not an error scope), so a
+  /// surface whose window is gone (the adapter no longer supports it, or its format is no
+  /// longer offered) is a ``PngineError/Code/surfaceFailed`` instead.
+  private func configureSurface(_ at: PngineError.Location) throws(PngineError) {
+    var formats = [WGPUTextureFormat](repeating: WGPUTextureFormat_Undefined, count: 64)
+    var alphas = [WGPUCompositeAlphaMode](repeating: WGPUCompositeAlphaMode_Auto, count: 8)
+    var formatCount = formats.count
+    var alphaCount = alphas.count
+    var usages = WGPUTextureUsage(0)
+    let status = pg_surface_capabilities(
+      gpu, &formats, &formatCount, &alphas, &alphaCount, &usages)
+    guard status == 0, formats[..<formatCount].contains(canvasFormat),
+      usages & surfaceUsage == surfaceUsage
+    else {
+      try checkLost(at)
+      throw PngineError(
+        .surfaceFailed,
+        "the surface can no longer be configured (its window or layer is gone, or it no longer"
+          + " offers \(SurfaceFormatChoice.name(of: canvasFormat)))", location: at)
+    }
+    pg_surface_configure(gpu, canvasFormat, surfaceUsage, surfaceAlpha, width, height)
+  }
+
+  private func releaseFrameTexture() {
+    if let v = frameView { wgpuTextureViewRelease(v) }
+    if let t = frameTexture { wgpuTextureRelease(t) }
+    frameView = nil
+    frameTexture = nil
+    frameStatus = nil
+  }
+
+  /// Takes the surface's current texture as the canvas for the coming commands (once per
+  /// frame; again while one is held, it answers the held one's status). Offscreen: `optimal`,
+  /// nothing to do.
+  ///
+  /// `optimal` and `suboptimal` come with the texture. `timeout`, `outdated` and `lost` come
+  /// without one: the surface is reconfigured at the current size and the caller skips the
+  /// frame (the next one tries again).
+  /// - Throws: ``PngineError/Code/surfaceFailed`` for the `error` status (or an unknown one),
+  ///   or when a surface without a texture can no longer be configured (its window is gone);
+  ///   ``PngineError/Code/deviceLost`` when the device is gone.
+  @discardableResult
+  public func acquireCanvas() throws(PngineError) -> SurfaceTextureStatus {
+    let at = PngineError.Location(call: "acquireCanvas")
+    try checkLost(at)
+    guard let surface else { return .optimal }
+    if let frameStatus { return frameStatus }
+    var current = WGPUSurfaceTexture()
+    wgpuSurfaceGetCurrentTexture(surface, &current)
+    let status = SurfaceTextureStatus(rawStatus: current.status.rawValue)
+    guard status.hasTexture, let texture = current.texture else {
+      if let t = current.texture { wgpuTextureRelease(t) }
+      if status.skipsFrame {
+        do {
+          try configureSurface(at)
+        } catch {
+          throw PngineError(
+            error.code, "the surface answered \(status); \(error.message)", location: at)
+        }
+        return status
+      }
+      try checkLost(at)
+      throw PngineError(
+        .surfaceFailed, "the surface gave no texture: \(status)", location: at)
+    }
+    frameTexture = texture
+    frameView = wgpuTextureCreateView(texture, nil)
+    frameStatus = status
+    return status
+  }
+
+  /// Shows the held surface texture (the frame's commands must have been submitted) and lets
+  /// it go; a `suboptimal` surface is reconfigured after. Without a held texture, or
+  /// offscreen, nothing happens.
+  /// - Throws: ``PngineError/Code/surfaceFailed`` when wgpu refuses to present;
+  ///   ``PngineError/Code/deviceLost`` when the device is gone.
+  public func present() throws(PngineError) {
+    guard let surface, frameTexture != nil else { return }
+    let status = frameStatus
+    let presented = wgpuSurfacePresent(surface)
+    releaseFrameTexture()
+    try checkLost(PngineError.Location(call: "present"))
+    guard presented == WGPUStatus_Success else {
+      try configureSurface(.init(call: "present"))
+      throw PngineError(
+        .surfaceFailed, "wgpuSurfacePresent failed (status \(presented.rawValue))",
+        location: .init(call: "present"))
+    }
+    if status == .suboptimal { try configureSurface(.init(call: "present")) }
+  }
+
+  /// Lets the held surface texture go without presenting it (after a failed frame).
+  public func discardCanvas() {
+    releaseFrameTexture()
+  }
+
+  /// A new canvas size for a surface (its window or layer was resized): reconfigures the
+  /// surface, and remakes the textures that were made at the canvas size (a depth buffer)
+  /// with the bind groups and views that use them, as upstream's host does on a resize.
+  /// A held texture is dropped unpresented. The same size again does nothing.
+  /// - Throws: ``PngineError/Code/invalidArgument`` offscreen (its size is fixed) or for a
+  ///   size outside 1…8192; ``PngineError/Code/gpuValidation`` when a remade texture or bind
+  ///   group is rejected.
+  public func resize(width newWidth: UInt32, height newHeight: UInt32) throws(PngineError) {
+    let at = PngineError.Location(call: "resize")
+    guard surface != nil else {
+      throw PngineError(.invalidArgument, "an offscreen canvas has a fixed size", location: at)
+    }
+    guard newWidth > 0, newHeight > 0, newWidth <= 8192, newHeight <= 8192 else {
+      throw PngineError(
+        .invalidArgument, "canvas size \(newWidth)x\(newHeight) is outside 1…8192", location: at)
+    }
+    try checkLost(at)
+    guard newWidth != width || newHeight != height else { return }
+    releaseFrameTexture()
+    width = newWidth
+    height = newHeight
+    try configureSurface(at)
+    try remakeCanvasSized(at)
+  }
+
+  private func remakeCanvasSized(_ at: PngineError.Location) throws(PngineError) {
+    guard !canvasSized.isEmpty else { return }
+    pg_gpu_push_scope(gpu)
+    var remade = Set<UInt16>()
+    for (id, descriptor) in canvasSized {
+      guard let old = textures[id] else { continue }
+      var d = descriptor
+      d.size.width = width
+      d.size.height = height
+      guard let texture = wgpuDeviceCreateTexture(device, &d),
+        let view = wgpuTextureCreateView(texture, nil)
+      else { continue }
+      wgpuTextureViewRelease(old.view)
+      wgpuTextureRelease(old.texture)
+      textures[id] = (texture, view, old.format)
+      remade.insert(id)
+    }
+    var remadeViews = Set<UInt16>()
+    for (viewId, textureId) in viewSources where remade.contains(textureId) {
+      guard let t = textures[textureId], let view = wgpuTextureCreateView(t.texture, nil)
+      else { continue }
+      if let old = textureViews[viewId] { wgpuTextureViewRelease(old) }
+      textureViews[viewId] = view
+      remadeViews.insert(viewId)
+    }
+    for (id, recipe) in bindGroupRecipes {
+      let uses = recipe.descriptor.entries.contains {
+        ($0.kind == .texture && remade.contains($0.resource))
+          || ($0.kind == .textureView && remadeViews.contains($0.resource))
+      }
+      guard uses else { continue }
+      let layout: WGPUBindGroupLayout? =
+        recipe.layout & BindGroupDescriptor.layoutTag != 0
+        ? bindGroupLayouts[recipe.layout & ~BindGroupDescriptor.layoutTag]
+        : pipelineLayout(of: recipe.layout, group: recipe.descriptor.group)
+      if let old = bindGroups[id] { wgpuBindGroupRelease(old) }
+      bindGroups[id] = makeBindGroup(recipe.descriptor, layout: layout)
+    }
+    if !remade.isEmpty {
+      for g in reboundGroups.values { wgpuBindGroupRelease(g) }
+      reboundGroups = [:]
+    }
+    var message = [CChar](repeating: 0, count: 4096)
+    if pg_gpu_pop_scope(gpu, &message, message.count) != 0 {
+      try checkLost(at)
+      throw PngineError(
+        .gpuValidation, "remaking the canvas-sized textures: \(text(message))", location: at)
+    }
+  }
+
   // MARK: Reading back
 
   /// Copies the canvas into memory: `width × height` RGBA8, rows top to bottom. Waits for the
   /// GPU.
+  /// - Throws: ``PngineError/Code/invalidArgument`` on a surface (its frames are presented,
+  ///   not read back).
   public func readCanvas() throws(PngineError) -> RGBAImage {
     try checkLost(PngineError.Location(call: "readCanvas"))
+    guard let canvas, let readback else {
+      throw PngineError(
+        .invalidArgument, "the canvas is a surface: its frames are presented, not read back",
+        location: .init(call: "readCanvas"))
+    }
     let enc = wgpuDeviceCreateCommandEncoder(device, nil)
     var source = pg_texel_copy_texture_info_init()
     source.texture = canvas

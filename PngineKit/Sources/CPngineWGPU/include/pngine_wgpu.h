@@ -1,7 +1,8 @@
 // The small C part of PngineWebGPU: the blocking steps of wgpu-native's callback API
 // (adapter, device, error scopes, buffer mapping), the device-lost and uncaptured-error
-// callbacks captured into a context, and the INIT defaults of webgpu.h (macros Swift
-// cannot import). Every function is called from the one thread that owns the context.
+// callbacks captured into a context, a surface made from a native source (the chained
+// WGPUSurfaceSource… structs) with its capabilities and configuration, and the INIT defaults
+// of webgpu.h (macros Swift cannot import). Every function is called from the one thread that owns the context.
 #ifndef PNGINE_WGPU_H
 #define PNGINE_WGPU_H
 
@@ -14,6 +15,31 @@ typedef struct pg_gpu pg_gpu;
 
 /// Makes an instance, a low-power adapter and a device; NULL with a message in `err`.
 pg_gpu *pg_gpu_create(char *err, size_t cap);
+
+/// Where a surface comes from: the chained `WGPUSurfaceSource…` struct pg_gpu_create_on_surface
+/// passes to wgpuInstanceCreateSurface.
+typedef enum pg_surface_kind {
+  /// `handle` is a CAMetalLayer (WGPUSurfaceSourceMetalLayer); `window` is unused.
+  PG_SURFACE_METAL_LAYER = 1,
+  /// `handle` is an Xlib `Display *`, `window` an X11 `Window` (WGPUSurfaceSourceXlibWindow).
+  PG_SURFACE_XLIB_WINDOW = 2,
+} pg_surface_kind;
+
+/// Makes an instance, a surface on the given native source, an adapter that can present to
+/// it (low power) and a device; NULL with a message in `err`. The surface is not configured.
+pg_gpu *pg_gpu_create_on_surface(pg_surface_kind kind, void *handle, uint64_t window, char *err,
+                                 size_t cap);
+/// The surface of a context made by pg_gpu_create_on_surface, else NULL.
+WGPUSurface pg_gpu_surface(pg_gpu *gpu);
+/// The surface's capabilities with this adapter: up to `*format_count` formats (in the
+/// surface's order of preference) and `*alpha_count` alpha modes are copied out and the counts
+/// set to what was copied; `*usages` gets the supported texture usages. 0 on success.
+int pg_surface_capabilities(pg_gpu *gpu, WGPUTextureFormat *formats, size_t *format_count,
+                            WGPUCompositeAlphaMode *alphas, size_t *alpha_count,
+                            WGPUTextureUsage *usages);
+/// Configures the surface: `format`, `usage`, `alpha`, `width × height`, present mode Fifo.
+void pg_surface_configure(pg_gpu *gpu, WGPUTextureFormat format, WGPUTextureUsage usage,
+                          WGPUCompositeAlphaMode alpha, uint32_t width, uint32_t height);
 /// Releases everything.
 void pg_gpu_free(pg_gpu *gpu);
 WGPUInstance pg_gpu_instance(pg_gpu *gpu);
