@@ -5,6 +5,8 @@
 #   mesa-vulkan-drivers  lavapipe: a Vulkan driver on the CPU, so wgpu renders without a GPU
 #   libvulkan1           the Vulkan loader
 #   pkg-config           lets SwiftPM find wgpu-native's flags
+#   xvfb, libx11-dev     a virtual X server and Xlib, for the surface tests (PngineWebGPUTests'
+#                        SurfaceTests start their own Xvfb and present into an X11 window)
 #   wgpu-native          the WebGPU C API (webgpu.h, wgpu.h, libwgpu_native.so), taken from PyPI's
 #                        `wgpu` wheel 0.32.0 (checked against its sha256), installed into
 #                        /usr/local/{lib,include/wgpu-native} with /usr/local/lib/pkgconfig/wgpu-native.pc
@@ -23,7 +25,7 @@ if [ "$(uname -m)" != "x86_64" ]; then
   exit 0
 fi
 
-packages=(mesa-vulkan-drivers libvulkan1 pkg-config)
+packages=(mesa-vulkan-drivers libvulkan1 pkg-config xvfb libx11-dev)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \
