@@ -153,6 +153,35 @@ import Testing
     #expect(pool.statistics.idleExecutors == 2)
   }
 
+  @Test("four threads loading and unloading through one pool never share an executor")
+  func concurrentCycles() async throws {
+    let pool = PngineExecutorPool(maximumIdleExecutors: 2)
+    let payload = try TestExecutors.payload(Self.stateful)
+    let statuses = try await withThrowingTaskGroup(of: [UInt32].self) { group in
+      for _ in 0..<4 {
+        group.addTask {
+          var seen: [UInt32] = []
+          for _ in 0..<25 {
+            let a = PngineAnimation(configuration: PngineConfiguration(executorPool: pool))
+            try a.load(payload: payload)
+            seen.append(try a.frameRaw(time: 0, width: 1, height: 1).status)
+            seen.append(try a.frameRaw(time: 0, width: 1, height: 1).status)
+            a.unload()
+          }
+          return seen
+        }
+      }
+      return try await group.reduce(into: []) { $0 += $1 }
+    }
+    // Every owner saw a fresh executor: its first two frames, never another owner's state.
+    #expect(statuses.count == 200)
+    #expect(Set(statuses) == [8204, 9305])
+    let stats = pool.statistics
+    #expect(stats.reused + stats.instantiated == 100)
+    #expect(stats.kept == 100)
+    #expect(stats.idleExecutors <= 2)
+  }
+
   @Test("the pool keeps at most its count and bytes, least recently returned out first; purge")
   func capacity() throws {
     let pool = PngineExecutorPool(maximumIdleExecutors: 2, maximumIdleBytes: 4 * 65536)

@@ -1,5 +1,4 @@
 import Logging
-import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -70,7 +69,7 @@ public final class PngineExecutorPool: Sendable, Hashable {
     var statistics = Statistics()
   }
 
-  private let state = Mutex(State())
+  private let state = PthreadLocked(State())
 
   /// Makes a pool.
   /// - Parameters:
