@@ -9,14 +9,18 @@
   /// pixels), ticks a ``PngineKit/PnginePlayer`` from a `CADisplayLink` at the player's rate, and
   /// forwards background, foreground and memory warnings to it (the shared
   /// `LifecyclePolicy`; ``PngineKit/PngineBackgroundBehavior``, default `pauseAndRestore`).
-  /// The display link asks for `FramePacing`'s range for the player's rate. Rendering runs on
-  /// a serial queue of its own, never on the main thread; each frame is read back and shown
-  /// as the layer's contents.
+  /// The display link asks for `FramePacing`'s range for the player's rate.
   ///
-  /// Not built yet: drawing straight into a `CAMetalLayer`'s drawable (a wgpu surface), which
-  /// would save the read-back; see `docs/Apple.md`.
+  /// The view's layer is a `CAMetalLayer`, and the canvas is the current texture of a wgpu
+  /// surface made from it (``PngineWebGPU/SurfaceSource/metalLayer(_:)``): each frame is drawn
+  /// into the layer's drawable and presented, nothing is read back. Rendering, presenting and
+  /// resizing run on a serial queue of its own, never on the main thread. The surface path is
+  /// the one `SurfaceTests` exercise on Linux (an X11 window instead of the layer).
   @MainActor
   public final class PngineUIView: UIView {
+    /// A `CAMetalLayer`, the surface the frames are presented on.
+    public override class var layerClass: AnyClass { CAMetalLayer.self }
+
     private let png: [UInt8]
     private let queue = DispatchQueue(label: "PngineKit.render", qos: .userInteractive)
     private let box = DriverBox()
@@ -35,7 +39,7 @@
       self.png = [UInt8](png)
       self.configuration = configuration
       super.init(frame: .zero)
-      layer.contentsGravity = .resizeAspect
+      layer.isOpaque = true
       isAccessibilityElement = true
       accessibilityTraits = [.image, .updatesFrequently]
       let center = NotificationCenter.default
@@ -65,22 +69,34 @@
     @available(*, unavailable)
     required init?(coder: NSCoder) { fatalError("use init(png:configuration:)") }
 
-    /// Loads on the first layout with a size.
+    /// Loads on the first layout with a size; a later size resizes the surface.
     public override func layoutSubviews() {
       super.layoutSubviews()
-      guard box.loadRequested == false, bounds.width > 0, bounds.height > 0 else { return }
-      box.loadRequested = true
+      guard bounds.width > 0, bounds.height > 0 else { return }
       let scale = window?.screen.scale ?? 2
+      layer.contentsScale = scale
       let width = UInt32(bounds.width * scale)
       let height = UInt32(bounds.height * scale)
-      let (png, configuration) = (png, configuration)
-      let now = CACurrentMediaTime()
-      queue.async { [box] in
-        let driver = PngineHeadlessDriver(
-          png: png, width: width, height: height, configuration: configuration)
-        box.driver = driver
-        driver.load(now: now)
+      guard box.loadRequested else {
+        box.loadRequested = true
+        box.size = (width, height)
+        // The surface borrows the layer; the box (which outlives the driver) holds it too.
+        box.layer = layer
+        let surface = SurfaceSource.metalLayer(Unmanaged.passUnretained(layer).toOpaque())
+        let (png, configuration) = (png, configuration)
+        let now = CACurrentMediaTime()
+        queue.async { [box] in
+          let driver = PngineHeadlessDriver(
+            png: png, surface: surface, width: width, height: height,
+            configuration: configuration)
+          box.driver = driver
+          driver.load(now: now)
+        }
+        return
       }
+      guard box.size != (width, height) else { return }
+      box.size = (width, height)
+      queue.async { [box] in try? box.driver?.resize(width: width, height: height) }
     }
 
     /// Ticks while in a window.
@@ -103,33 +119,7 @@
 
     fileprivate func tick(_ link: CADisplayLink) {
       let now = link.targetTimestamp
-      // The layer is only touched on the main thread (below).
-      nonisolated(unsafe) let layer = layer
-      queue.async { [box] in
-        guard let driver = box.driver else { return }
-        let before = driver.framesRendered
-        driver.tick(now: now)
-        guard driver.framesRendered != before, let image = driver.lastImage,
-          let picture = Self.image(image)
-        else { return }
-        nonisolated(unsafe) let picture = picture
-        DispatchQueue.main.async {
-          CATransaction.begin()
-          CATransaction.setDisableActions(true)
-          layer.contents = picture
-          CATransaction.commit()
-        }
-      }
-    }
-
-    /// The canvas as an image: WebGPU writes premultiplied alpha.
-    nonisolated private static func image(_ image: RGBAImage) -> CGImage? {
-      guard let provider = CGDataProvider(data: Data(image.pixels) as CFData) else { return nil }
-      return CGImage(
-        width: image.width, height: image.height, bitsPerComponent: 8, bitsPerPixel: 32,
-        bytesPerRow: image.width * 4, space: CGColorSpaceCreateDeviceRGB(),
-        bitmapInfo: CGBitmapInfo(rawValue: CGImageAlphaInfo.premultipliedLast.rawValue),
-        provider: provider, decode: nil, shouldInterpolate: true, intent: .defaultIntent)
+      queue.async { [box] in box.driver?.tick(now: now) }
     }
 
     /// Stops ticking and observing.
@@ -143,10 +133,12 @@
 
     /// The driver, confined to the render queue.
     private final class DriverBox: @unchecked Sendable {
-      // @unchecked: `driver` is touched on the render queue only; `loadRequested` on the main
-      // thread only.
+      // @unchecked: `driver` is touched on the render queue only; `loadRequested` and `size`
+      // on the main thread only.
       var driver: PngineHeadlessDriver?
       var loadRequested = false
+      var size: (UInt32, UInt32) = (0, 0)
+      var layer: CALayer?
     }
 
     /// The link's target: holds the view weakly.

@@ -20,6 +20,27 @@ struct DriverTests {
     #expect(driver.renderer?.animation.diagnostics.snapshot.frames == 6)
   }
 
+  @Test func aMemoryWarningEmptiesTheExecutorPoolAndKeepsTheFrame() throws {
+    let driver = PngineHeadlessDriver(png: try fixture(cube), width: 32, height: 32)
+    var purges = 0
+    driver.purgeExecutors = { purges += 1 }
+    driver.load(now: 0)
+    driver.tick(now: 0)
+    let frames = driver.framesRendered
+    driver.memoryWarning(now: 0.1)
+    #expect(purges == 1)
+    #expect(driver.actions.last == .purge(.light))
+    driver.enterBackground(now: 0.2)
+    driver.memoryWarning(now: 0.3)
+    #expect(purges == 2)
+    #expect(driver.actions.last == .purge(.deep))
+    driver.enterForeground(now: 0.4)
+    driver.tick(now: 0.5)
+    // Still loaded: the purge took nothing the animation uses.
+    #expect(driver.renderer != nil)
+    #expect(driver.framesRendered == frames + 1)
+  }
+
   @Test func settingsChangedWhilePlayingTakeEffectOnTheNextTick() throws {
     var configuration = PnginePlayer.Configuration()
     configuration.targetFrameRate = 30
