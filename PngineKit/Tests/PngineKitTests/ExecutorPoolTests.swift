@@ -33,6 +33,27 @@ import Testing
     #expect(stats.idleExecutors == 1)
   }
 
+  @Test("an executor reused for another payload runs it as a fresh one would")
+  func reusedForAnotherPayload() throws {
+    // The two audio-demo fixtures embed the same executor (12 062 bytes) with different
+    // bytecode and data: each must come out as its own oracle, whichever ran before.
+    let pool = PngineExecutorPool()
+    let pngs = [
+      "examples_audio-demo_public_sceneR.png", "examples_audio-demo_triangle.png",
+      "examples_audio-demo_public_sceneR.png",
+    ]
+    for png in pngs {
+      let a = animation(pool, mode: .split)
+      let report = try a.load(png: Fixtures.png(png))
+      var got = [report.initOutput.result.bytes]
+      for t: Float in [0, 1] { got.append(try a.frameRaw(time: t, width: 512, height: 512).bytes) }
+      #expect(got == Fixtures.oracleBuffers(png).map(\.bytes), "\(png)")
+      a.unload()
+    }
+    #expect(pool.statistics.instantiated == 1)
+    #expect(pool.statistics.reused == 2)
+  }
+
   @Test("every fixture executor can be reset", arguments: Fixtures.positive)
   func fixturesResettable(png: String) throws {
     let file = try PNGFile.read(Fixtures.png(png))
