@@ -625,14 +625,25 @@ public final class WebGPUBackend: GPUBackend {
     encoder = nil
     let commands = wgpuCommandEncoderFinish(enc, nil)
     wgpuCommandEncoderRelease(enc)
+    // The frame's scope holds what was wrong with its passes (wgpu reports them when the
+    // encoder finishes). A rejected command buffer is never submitted: wgpu-native treats
+    // submitting one as fatal and aborts the process.
+    var message = [CChar](repeating: 0, count: 8192)
+    if pg_gpu_pop_scope(gpu, &message, message.count) != 0 {
+      if let commands { wgpuCommandBufferRelease(commands) }
+      try checkLost(decoded.location(call: call))
+      throw PngineError(
+        .gpuValidation, "the frame's passes were rejected, not submitted: \(text(message))",
+        location: decoded.location(call: call))
+    }
+    pg_gpu_push_scope(gpu)
     var list: [WGPUCommandBuffer?] = [commands]
     wgpuQueueSubmit(queue, 1, &list)
     if let commands { wgpuCommandBufferRelease(commands) }
-    var message = [CChar](repeating: 0, count: 8192)
     if pg_gpu_pop_scope(gpu, &message, message.count) != 0 {
       try checkLost(decoded.location(call: call))
       throw PngineError(
-        .gpuValidation, "the frame's passes were rejected at submit: \(text(message))",
+        .gpuValidation, "the frame was rejected at submit: \(text(message))",
         location: decoded.location(call: call))
     }
   }

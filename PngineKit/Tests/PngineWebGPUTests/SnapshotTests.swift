@@ -177,6 +177,34 @@ struct GPUErrorTests {
     #expect(missing?.message.contains("pipeline 7") == true)
   }
 
+  @Test func aPassTheGPURejectsIsNotSubmittedAndTheNextFrameDraws() throws {
+    // A depth attachment of 16×16 beside the 64×64 canvas: wgpu records the pass, rejects it
+    // when the encoder finishes, and wgpu-native aborts the process if such a command buffer
+    // is submitted. It must come back as a typed error, and the backend go on.
+    let renderer = try PngineRenderer(png: try fixture(triangle), width: 64, height: 64)
+    var s = Stream()
+    let u32 = { (v: UInt32) in (0..<4).map { UInt8(v >> (8 * $0) & 0xFF) } }
+    let depth: [UInt8] =
+      [0x01, 3, 0x01, 0x00] + u32(16) + [0x02, 0x00] + u32(16) + [0x07, 0x07, 0x10]
+    s.add(0x03, .createTexture(id: 40, descriptor: BlobRef(pointer: 0, length: 0)), blob: depth)
+    s.add(
+      0x10,
+      .beginRenderPass(
+        colors: [
+          ColorAttachment(texture: 0xFFFE, load: 1, store: 0, clear: .unorm8(0, 0, 255, 255))
+        ],
+        depth: 40, resolve: nil))
+    s.add(0x17, .endPass)
+    s.add(0xF0, .submit)
+    let error = #expect(throws: PngineError.self) {
+      try renderer.backend.execute(s.commands, blobs: s.blobs, call: "frame", inputs: inputs)
+    }
+    #expect(error?.code == .gpuValidation)
+    #expect(error?.location.opcode == 0xF0)
+    let image = try renderer.render(time: 0)
+    #expect(image[32, 32] == [255, 0, 0, 255])
+  }
+
   @Test func theBackendGoesOnAfterAFailedFrame() throws {
     let renderer = try PngineRenderer(png: try fixture(triangle), width: 64, height: 64)
     var s = Stream()
