@@ -42,27 +42,20 @@
       layer.isOpaque = true
       isAccessibilityElement = true
       accessibilityTraits = [.image, .updatesFrequently]
-      let center = NotificationCenter.default
+      forward(UIApplication.didEnterBackgroundNotification) { $0.enterBackground(now: $1) }
+      forward(UIApplication.willEnterForegroundNotification) { $0.enterForeground(now: $1) }
+      forward(UIApplication.didReceiveMemoryWarningNotification) { $0.memoryWarning(now: $1) }
+    }
+
+    /// Passes a notification to the driver on the render queue, with the time it came.
+    private func forward(
+      _ name: Notification.Name, _ body: @escaping @Sendable (PngineHeadlessDriver, Double) -> Void
+    ) {
       tokens.append(
-        center.addObserver(
-          forName: UIApplication.didEnterBackgroundNotification, object: nil, queue: .main
-        ) { [queue, box] _ in
+        NotificationCenter.default.addObserver(forName: name, object: nil, queue: .main) {
+          [queue, box] _ in
           let now = CACurrentMediaTime()
-          queue.async { box.driver?.enterBackground(now: now) }
-        })
-      tokens.append(
-        center.addObserver(
-          forName: UIApplication.willEnterForegroundNotification, object: nil, queue: .main
-        ) { [queue, box] _ in
-          let now = CACurrentMediaTime()
-          queue.async { box.driver?.enterForeground(now: now) }
-        })
-      tokens.append(
-        center.addObserver(
-          forName: UIApplication.didReceiveMemoryWarningNotification, object: nil, queue: .main
-        ) { [queue, box] _ in
-          let now = CACurrentMediaTime()
-          queue.async { box.driver?.memoryWarning(now: now) }
+          queue.async { if let driver = box.driver { body(driver, now) } }
         })
     }
 
