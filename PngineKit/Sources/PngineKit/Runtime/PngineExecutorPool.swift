@@ -37,9 +37,9 @@ public final class PngineExecutorPool: Sendable, Hashable {
     public var refused = 0
     /// Idle executors dropped for room or by ``PngineExecutorPool/purge()``.
     public var evicted = 0
-    /// Executors idle now.
+    /// Executors idle when the statistics were read.
     public var idleExecutors = 0
-    /// The memory the idle executors hold, in bytes.
+    /// The memory the idle executors held then, in bytes.
     public var idleBytes = 0
   }
 
@@ -80,8 +80,15 @@ public final class PngineExecutorPool: Sendable, Hashable {
     self.maximumIdleBytes = maximumIdleBytes
   }
 
-  /// A copy of the counters.
-  public var statistics: Statistics { state.withLock { $0.statistics } }
+  /// A copy of the counters, with what is idle now.
+  public var statistics: Statistics {
+    state.withLock { state in
+      var statistics = state.statistics
+      statistics.idleExecutors = state.idle.count
+      statistics.idleBytes = Self.bytes(of: state.idle)
+      return statistics
+    }
+  }
 
   /// Drops every idle executor and what is known of their modules.
   public func purge() {
@@ -90,8 +97,6 @@ public final class PngineExecutorPool: Sendable, Hashable {
       state.statistics.evicted += idle.count
       state.idle = []
       state.templates = []
-      state.statistics.idleExecutors = 0
-      state.statistics.idleBytes = 0
       return idle
     }
     _ = dropped  // released here, outside the lock
@@ -108,8 +113,6 @@ public final class PngineExecutorPool: Sendable, Hashable {
       else { return (nil, template) }
       let owned = state.idle.remove(at: index)
       state.statistics.reused += 1
-      state.statistics.idleExecutors = state.idle.count
-      state.statistics.idleBytes -= owned.executor.memoryByteCount
       return (owned, template)
     }
     if let executor = reused?.executor {
@@ -153,7 +156,7 @@ public final class PngineExecutorPool: Sendable, Hashable {
       }
       state.idle.append(owned)
       state.statistics.kept += 1
-      var bytes = state.idle.reduce(0) { $0 + $1.executor.memoryByteCount }
+      var bytes = Self.bytes(of: state.idle)
       var evicted: [Owned] = []
       while !state.idle.isEmpty,
         state.idle.count > maximumIdleExecutors || bytes > maximumIdleBytes
@@ -163,11 +166,14 @@ public final class PngineExecutorPool: Sendable, Hashable {
         evicted.append(first)
       }
       state.statistics.evicted += evicted.count
-      state.statistics.idleExecutors = state.idle.count
-      state.statistics.idleBytes = bytes
       return evicted
     }
     _ = evicted  // released here, outside the lock
+  }
+
+  /// The memory `idle` executors hold.
+  private static func bytes(of idle: [Owned]) -> Int {
+    idle.reduce(0) { $0 + $1.executor.memoryByteCount }
   }
 
   /// Byte equality by `memcmp` (the bytes are tens of KiB; `==` compares element by element).
