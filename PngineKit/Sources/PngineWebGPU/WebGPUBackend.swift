@@ -80,9 +80,7 @@ public final class WebGPUBackend: GPUBackend {
   /// Opens the default adapter (low power) and a device, and makes the canvas.
   /// - Throws: ``PngineError/Code/gpuUnavailable`` without an adapter or device.
   public init(width: UInt32, height: UInt32) throws(PngineError) {
-    guard width > 0, height > 0, width <= 8192, height <= 8192 else {
-      throw PngineError(.invalidArgument, "canvas size \(width)x\(height) is outside 1…8192")
-    }
+    try Self.checkSize(width, height, at: .init())
     var message = [CChar](repeating: 0, count: 1024)
     guard let gpu = pg_gpu_create(&message, message.count) else {
       throw PngineError(.gpuUnavailable, text(message))
@@ -121,9 +119,7 @@ public final class WebGPUBackend: GPUBackend {
   ///   surface; ``PngineError/Code/surfaceFailed`` when the surface cannot be made or offers
   ///   no format; ``PngineError/Code/invalidArgument`` for a size outside 1…8192.
   public init(surface source: SurfaceSource, width: UInt32, height: UInt32) throws(PngineError) {
-    guard width > 0, height > 0, width <= 8192, height <= 8192 else {
-      throw PngineError(.invalidArgument, "canvas size \(width)x\(height) is outside 1…8192")
-    }
+    try Self.checkSize(width, height, at: .init())
     var message = [CChar](repeating: 0, count: 1024)
     let made: OpaquePointer?
     switch source {
@@ -409,10 +405,7 @@ public final class WebGPUBackend: GPUBackend {
     case .createBindGroup(let id, let layoutId, _):
       guard bindGroups[id] == nil else { return }
       let d = try BindGroupDescriptor(decoding: bytes(blob))
-      let layout: WGPUBindGroupLayout? =
-        layoutId & BindGroupDescriptor.layoutTag != 0
-        ? bindGroupLayouts[layoutId & ~BindGroupDescriptor.layoutTag]
-        : pipelineLayout(of: layoutId, group: d.group)
+      let layout = bindGroupLayout(layoutId, group: d.group)
       try scoped(
         decoded, call: call, code: .gpuValidation, keep: { bindGroups[id] = $0 },
         make: {
@@ -646,6 +639,14 @@ public final class WebGPUBackend: GPUBackend {
         .gpuValidation, "the frame was rejected at submit: \(text(message))",
         location: decoded.location(call: call))
     }
+  }
+
+  /// A bind group's layout: an explicit layout (the id carries ``BindGroupDescriptor/layoutTag``)
+  /// or group `group` of a pipeline's automatic one.
+  private func bindGroupLayout(_ layoutId: UInt16, group: UInt32) -> WGPUBindGroupLayout? {
+    layoutId & BindGroupDescriptor.layoutTag != 0
+      ? bindGroupLayouts[layoutId & ~BindGroupDescriptor.layoutTag]
+      : pipelineLayout(of: layoutId, group: group)
   }
 
   private func pipelineLayout(of pipeline: UInt16, group: UInt32) -> WGPUBindGroupLayout? {
@@ -885,6 +886,16 @@ public final class WebGPUBackend: GPUBackend {
     pg_surface_configure(gpu, canvasFormat, surfaceUsage, surfaceAlpha, width, height)
   }
 
+  /// Throws ``PngineError/Code/invalidArgument`` for a canvas size outside 1…8192.
+  private static func checkSize(_ width: UInt32, _ height: UInt32, at: PngineError.Location)
+    throws(PngineError)
+  {
+    guard width > 0, height > 0, width <= 8192, height <= 8192 else {
+      throw PngineError(
+        .invalidArgument, "canvas size \(width)x\(height) is outside 1…8192", location: at)
+    }
+  }
+
   private func releaseFrameTexture() {
     if let v = frameView { wgpuTextureViewRelease(v) }
     if let t = frameTexture { wgpuTextureRelease(t) }
@@ -970,10 +981,7 @@ public final class WebGPUBackend: GPUBackend {
     guard surface != nil else {
       throw PngineError(.invalidArgument, "an offscreen canvas has a fixed size", location: at)
     }
-    guard newWidth > 0, newHeight > 0, newWidth <= 8192, newHeight <= 8192 else {
-      throw PngineError(
-        .invalidArgument, "canvas size \(newWidth)x\(newHeight) is outside 1…8192", location: at)
-    }
+    try Self.checkSize(newWidth, newHeight, at: at)
     try checkLost(at)
     guard newWidth != width || newHeight != height else { return }
     releaseFrameTexture()
@@ -1014,10 +1022,7 @@ public final class WebGPUBackend: GPUBackend {
           || ($0.kind == .textureView && remadeViews.contains($0.resource))
       }
       guard uses else { continue }
-      let layout: WGPUBindGroupLayout? =
-        recipe.layout & BindGroupDescriptor.layoutTag != 0
-        ? bindGroupLayouts[recipe.layout & ~BindGroupDescriptor.layoutTag]
-        : pipelineLayout(of: recipe.layout, group: recipe.descriptor.group)
+      let layout = bindGroupLayout(recipe.layout, group: recipe.descriptor.group)
       if let old = bindGroups[id] { wgpuBindGroupRelease(old) }
       bindGroups[id] = makeBindGroup(recipe.descriptor, layout: layout)
     }
