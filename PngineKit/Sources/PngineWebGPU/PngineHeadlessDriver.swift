@@ -36,23 +36,26 @@ public final class PngineHeadlessDriver {
   private let surface: SurfaceSource?
 
   /// A driver for `png` drawn at `width × height`; nothing loaded until ``load(now:)``.
-  public init(
+  public convenience init(
     png: [UInt8], width: UInt32, height: UInt32,
     configuration: PnginePlayer.Configuration = PnginePlayer.Configuration()
   ) {
-    self.png = png
-    self.width = width
-    self.height = height
-    surface = nil
-    player = PnginePlayer(configuration: configuration)
+    self.init(png: png, on: nil, width: width, height: height, configuration: configuration)
   }
 
   /// A driver for `png` presented on `surface` at `width × height` (a `CAMetalLayer` on
   /// Apple, an X11 window on Linux); nothing loaded until ``load(now:)``. Its frames are
   /// presented, not read back (``lastImage`` stays `nil`).
-  public init(
+  public convenience init(
     png: [UInt8], surface: SurfaceSource, width: UInt32, height: UInt32,
     configuration: PnginePlayer.Configuration = PnginePlayer.Configuration()
+  ) {
+    self.init(png: png, on: surface, width: width, height: height, configuration: configuration)
+  }
+
+  private init(
+    png: [UInt8], on surface: SurfaceSource?, width: UInt32, height: UInt32,
+    configuration: PnginePlayer.Configuration
   ) {
     self.png = png
     self.width = width

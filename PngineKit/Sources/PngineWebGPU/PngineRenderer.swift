@@ -19,30 +19,39 @@ public final class PngineRenderer {
   public private(set) var framesRendered = 0
 
   /// Loads `png` and executes its `init` commands on a new GPU device.
-  public init(
+  public convenience init(
     png: [UInt8], width: UInt32, height: UInt32,
     configuration: PngineConfiguration = PngineConfiguration()
   ) throws(PngineError) {
-    animation = PngineAnimation(configuration: configuration)
-    backend = try WebGPUBackend(width: width, height: height)
-    report = try animation.load(png: png)
-    try backend.execute(
-      report.initOutput, inputs: FrameInputs(time: 0, width: width, height: height))
+    try self.init(
+      png: png, backend: try WebGPUBackend(width: width, height: height),
+      configuration: configuration)
   }
 
   /// Loads `png` and executes its `init` commands on a new device that presents to `surface`
   /// at `width × height` (a `CAMetalLayer`, an X11 window: see ``SurfaceSource``). Should
   /// `init` draw to the canvas, that texture is presented.
-  public init(
+  public convenience init(
     png: [UInt8], surface: SurfaceSource, width: UInt32, height: UInt32,
     configuration: PngineConfiguration = PngineConfiguration()
   ) throws(PngineError) {
+    try self.init(
+      png: png, backend: try WebGPUBackend(surface: surface, width: width, height: height),
+      configuration: configuration)
+  }
+
+  /// Loads `png` and executes its `init` commands on `backend` (presenting them on a surface;
+  /// offscreen, presenting and discarding do nothing).
+  private init(png: [UInt8], backend: WebGPUBackend, configuration: PngineConfiguration)
+    throws(PngineError)
+  {
     animation = PngineAnimation(configuration: configuration)
-    backend = try WebGPUBackend(surface: surface, width: width, height: height)
+    self.backend = backend
     report = try animation.load(png: png)
     do {
       try backend.execute(
-        report.initOutput, inputs: FrameInputs(time: 0, width: width, height: height))
+        report.initOutput,
+        inputs: FrameInputs(time: 0, width: backend.width, height: backend.height))
       try backend.present()
     } catch {
       backend.discardCanvas()
