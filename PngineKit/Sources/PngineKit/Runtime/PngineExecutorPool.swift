@@ -108,7 +108,7 @@ public final class PngineExecutorPool: Sendable, Hashable {
   {
     let (reused, template) = state.withLock { state -> (Owned?, Template?) in
       let template = state.templates.first { Self.same($0.bytes, bytes) }
-      guard let template, template.info.memoryMinimumPages <= limits.maxMemoryPages,
+      guard let template, (try? template.info.check(maxMemoryPages: limits.maxMemoryPages)) != nil,
         let index = state.idle.lastIndex(where: { Self.same($0.executor.bytes, bytes) })
       else { return (nil, template) }
       let owned = state.idle.remove(at: index)
