@@ -233,6 +233,10 @@ struct EngineRobustnessTests {
         let ref = BaseFrameRef(animation: frame.animation, index: frame.index)
         if drawn.last != ref { drawn.append(ref) }
       }
+      // The window is full (the idle loop never runs out) and 4 s draw more than 40 steps, so
+      // an empty or short prediction cannot pass by matching a prefix of nothing.
+      #expect(predicted.count == 40, "at \(checkpoint): \(predicted.count) predicted")
+      #expect(drawn.count >= 40, "at \(checkpoint): \(drawn.count) drawn")
       #expect(Array(drawn.prefix(predicted.count)) == predicted, "at \(checkpoint)")
       driver = Driver()  // fresh run for the next checkpoint
       driver.tick(at: 0)

@@ -56,6 +56,8 @@ func chunks(_ frames: [PlannedFrame], sizes: [Int]) -> [ChunkPlan] {
 struct Entry {
   var time: Double
   var result: TickResult
+  /// The audio clock given to this tick, if any.
+  var audio: AudioClock? = nil
   var frame: DrawnFrame? { result.plan.frame }
 }
 
@@ -75,7 +77,7 @@ struct Driver {
   mutating func tick(at time: Double, audio: AudioClock? = nil) -> TickResult {
     now = time
     let result = engine.tick(now: time, audio: audio)
-    log.append(Entry(time: time, result: result))
+    log.append(Entry(time: time, result: result, audio: audio))
     return result
   }
 
