@@ -79,7 +79,11 @@ struct CompositorTests {
     let rendered = scene.render()
     let url = Self.snapshots.appendingPathComponent("\(scene.name).png")
     if ProcessInfo.processInfo.environment["LIVA_RECORD_SNAPSHOTS"] == "1" {
+      // Recording is never a pass: a golden is only as good as the look someone gave it.
       try codec.encode(rendered, as: .png).write(to: url)
+      Issue.record(
+        "recorded \(url.path) (LIVA_RECORD_SNAPSHOTS=1): look at it, commit it, run again without")
+      return
     }
     let golden = try codec.decode(try Data(contentsOf: url))
     #expect(golden.width == rendered.width && golden.height == rendered.height)
@@ -94,6 +98,94 @@ struct CompositorTests {
     let cases = Set(SnapshotCase.all.map(\.name))
     #expect(cases.count == SnapshotCase.all.count, "duplicate snapshot names")
     #expect(goldens == cases)
+  }
+
+  /// An opaque overlay of one colour and where it must land, worked out by hand: the target
+  /// pixels `x0..<x1`, `y0..<y1` take its colour, every other pixel stays the base's.
+  struct Placement: Sendable, CustomTestStringConvertible {
+    var name: String
+    var base: (width: Int, height: Int)
+    var image: (width: Int, height: Int)
+    var rect: PlacementRect
+    var inside: (x0: Int, y0: Int, x1: Int, y1: Int)
+    var testDescription: String { name }
+  }
+
+  static let placements: [Placement] = [
+    // Same size: the rect's origin and the image's own size.
+    Placement(
+      name: "natural size at (10, 8)", base: (64, 40), image: (16, 12), rect: .at(x: 10, y: 8),
+      inside: (10, 8, 26, 20)),
+    // A rect with a size: the image is stretched to it (5×3 pixels to 20×9).
+    Placement(
+      name: "stretched to its rect", base: (64, 40), image: (5, 3),
+      rect: PlacementRect(x: 30, y: 4, width: 20, height: 9), inside: (30, 4, 50, 13)),
+    // A 128×80 base on a 64×40 target: the rect is in base pixels, so it halves too.
+    Placement(
+      name: "base scaled by 1/2", base: (128, 80), image: (20, 16),
+      rect: PlacementRect(x: 40, y: 30, width: 40, height: 24), inside: (20, 15, 40, 27)),
+    // A 32×20 base on a 64×40 target: the rect doubles.
+    Placement(
+      name: "base scaled by 2", base: (32, 20), image: (4, 4), rect: .at(x: 3, y: 5),
+      inside: (6, 10, 14, 18)),
+    // Over the edges: only the part on the target is drawn.
+    Placement(
+      name: "clipped at the bottom left", base: (64, 40), image: (20, 14), rect: .at(x: -6, y: 30),
+      inside: (0, 30, 14, 40)),
+    Placement(
+      name: "clipped at the top right", base: (64, 40), image: (12, 12), rect: .at(x: 56, y: -4),
+      inside: (56, 0, 64, 8)),
+  ]
+
+  @Test("an opaque overlay covers exactly its rect, by hand-computed pixels", arguments: placements)
+  func placement(_ p: Placement) {
+    // A uniform base scales to itself exactly (any averaging of one colour is that colour), so
+    // every pixel's expected value is known without the compositor's arithmetic.
+    let baseColour = RGBA(10, 200, 30)
+    let colour = RGBA(250, 5, 120)
+    let base = RGBAImage(width: p.base.width, height: p.base.height, fill: baseColour)
+    let compositor = Compositor(width: 64, height: 40, featherWidth: 0)
+    compositor.render(
+      base: base, baseKey: nil,
+      overlays: [
+        PlacedOverlay(
+          image: RGBAImage(width: p.image.width, height: p.image.height, fill: colour),
+          rect: p.rect)
+      ])
+    var wrong: [String] = []
+    for y in 0..<40 {
+      for x in 0..<64 {
+        let isInside = x >= p.inside.x0 && x < p.inside.x1 && y >= p.inside.y0 && y < p.inside.y1
+        let expected = isInside ? colour : baseColour
+        if compositor.frame[x, y] != expected {
+          wrong.append("(\(x), \(y)) \(compositor.frame[x, y]), not \(expected)")
+        }
+      }
+    }
+    #expect(wrong.isEmpty, "\(wrong.count) pixels wrong: \(wrong.prefix(4))")
+  }
+
+  @Test("on a gradient base, pixels outside the overlay are the base's own, inside the overlay's")
+  func placementOnGradient() {
+    var base = RGBAImage(width: 64, height: 40)
+    for y in 0..<40 {
+      for x in 0..<64 { base[x, y] = RGBA(UInt8(x * 4), UInt8(y * 6), UInt8((x + y) % 256)) }
+    }
+    let colour = RGBA(1, 2, 3)
+    let compositor = Compositor(width: 64, height: 40)
+    compositor.render(
+      base: base, baseKey: nil,
+      overlays: [
+        PlacedOverlay(image: RGBAImage(width: 7, height: 5, fill: colour), rect: .at(x: 20, y: 11))
+      ])
+    var wrong = 0
+    for y in 0..<40 {
+      for x in 0..<64 {
+        let isInside = (20..<27).contains(x) && (11..<16).contains(y)
+        if compositor.frame[x, y] != (isInside ? colour : base[x, y]) { wrong += 1 }
+      }
+    }
+    #expect(wrong == 0)
   }
 
   @Test("an overlay-only redraw equals a full redraw, pixel for pixel")
