@@ -244,12 +244,32 @@ struct ServerEventTests {
 }
 
 struct RejectedEvent: CustomTestStringConvertible, Sendable {
+  /// What the problem must cost, by protocol.md's "Bad input": the smallest unit that is wrong.
+  /// A field read for information only, or one that has a fallback (`audio_data`: the audio
+  /// only; `coordinates`: the section's `zone_top_left`; `overlay_id`: derived from
+  /// `sheet_filename`), costs the field; a value a frame cannot be drawn without, the frame; a
+  /// manifest animation, its entry; a value the event is nothing without (`chunk_index`,
+  /// `frames`, a base frame's data, a name to play), or a size limit of the event itself, the
+  /// event.
+  var scope: LIVAProtocolError.Scope
   var event: String
   var payload: WireValue?
   var code: LIVAProtocolError.Code
   var path: String?
   var limits = LIVAEventLimits.default
-  var testDescription: String { "\(event) → \(code) at \(path ?? "-")" }
+  var testDescription: String { "\(event) → \(scope) \(code) at \(path ?? "-")" }
+
+  init(
+    _ scope: LIVAProtocolError.Scope, event: String, payload: WireValue?,
+    code: LIVAProtocolError.Code, path: String?, limits: LIVAEventLimits = .default
+  ) {
+    self.scope = scope
+    self.event = event
+    self.payload = payload
+    self.code = code
+    self.path = path
+    self.limits = limits
+  }
 }
 
 private enum Step: Sendable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
@@ -302,173 +322,225 @@ private func frame(_ key: String, _ value: WireValue?) -> WireValue {
 @Suite("LIVA event validation")
 struct EventValidationTests {
   static let cases: [RejectedEvent] = [
-    RejectedEvent(event: "receive_audio", payload: nil, code: .missingField, path: nil),
-    RejectedEvent(event: "receive_audio", payload: [1, 2], code: .wrongType, path: nil),
+    RejectedEvent(.event, event: "receive_audio", payload: nil, code: .missingField, path: nil),
+    RejectedEvent(.event, event: "receive_audio", payload: [1, 2], code: .wrongType, path: nil),
     RejectedEvent(
+      .field,
       event: "receive_audio", payload: audio(["audio_data"], nil), code: .missingField,
       path: "audio_data"),
     RejectedEvent(
+      .field,
       event: "receive_audio", payload: audio(["audio_data"], .null), code: .missingField,
       path: "audio_data"),
     RejectedEvent(
+      .field,
       event: "receive_audio", payload: audio(["audio_data"], 5), code: .wrongType,
       path: "audio_data"),
     RejectedEvent(
+      .event,
       event: "receive_audio", payload: audio(["chunk_index"], "0"), code: .wrongType,
       path: "chunk_index"),
     RejectedEvent(
+      .event,
       event: "receive_audio", payload: audio(["chunk_index"], -1), code: .outOfRange,
       path: "chunk_index"),
     RejectedEvent(
+      .event,
       event: "receive_audio", payload: audio(["chunk_index"], 1.5), code: .wrongType,
       path: "chunk_index"),
     RejectedEvent(
+      .event,
       event: "receive_audio", payload: audio(["chunk_index"], 1e12), code: .outOfRange,
       path: "chunk_index"),
     RejectedEvent(
+      .field,
       event: "receive_audio", payload: audio(["total_frame_images"], -4), code: .outOfRange,
       path: "total_frame_images"),
     RejectedEvent(
+      .field,
       event: "receive_audio", payload: audio(["timestamp"], "a\u{0}b"), code: .malformedValue,
       path: "timestamp"),
     RejectedEvent(
+      .field,
       event: "receive_audio", payload: audio(["animationFramesChunk"], [:]), code: .wrongType,
       path: "animationFramesChunk"),
     RejectedEvent(
+      .frame,
       event: "receive_audio", payload: audio(sectionFrame + ["animation_name"], "../../etc/passwd"),
       code: .invalidAnimationName, path: "animationFramesChunk[0].sections[1][0].animation_name"),
     RejectedEvent(
+      .frame,
       event: "receive_audio", payload: audio(sectionFrame + ["matched_sprite_frame_number"], -3),
       code: .outOfRange, path: "animationFramesChunk[0].sections[1][0].matched_sprite_frame_number"),
     RejectedEvent(
+      .frame,
       event: "receive_audio", payload: audio(sectionFrame + ["matched_sprite_frame_number"], nil),
       code: .missingField,
       path: "animationFramesChunk[0].sections[1][0].matched_sprite_frame_number"),
     RejectedEvent(
+      .field,
       event: "receive_audio", payload: audio(sectionFrame + ["coordinates"], [1, 2, 3]),
       code: .malformedValue, path: "animationFramesChunk[0].sections[1][0].coordinates"),
     RejectedEvent(
+      .field,
       event: "receive_audio", payload: audio(sectionFrame + ["coordinates"], [1, 2, -3, 4]),
       code: .outOfRange, path: "animationFramesChunk[0].sections[1][0].coordinates[2]"),
     RejectedEvent(
+      .field,
       event: "receive_audio", payload: audio(sectionFrame + ["coordinates"], [1e9, 2, 3, 4]),
       code: .outOfRange, path: "animationFramesChunk[0].sections[1][0].coordinates[0]"),
     RejectedEvent(
+      .field,
       event: "receive_audio",
       payload: audio(["animationFramesChunk", 0, "zone_top_left"], ["a", 1]),
       code: .wrongType, path: "animationFramesChunk[0].zone_top_left[0]"),
     RejectedEvent(
+      .field,
       event: "receive_audio", payload: audio(["animationFramesChunk", 0, "sections", 0], "x"),
       code: .wrongType, path: "animationFramesChunk[0].sections[0]"),
     RejectedEvent(
+      .field,
       event: "receive_audio",
       payload: audio(["animationFramesChunk", 0, "animation_name"], "Idle_1_s_idle_1_e"),
       code: .invalidAnimationName, path: "animationFramesChunk[0].animation_name"),
     RejectedEvent(
+      .field,
       event: "receive_audio", payload: audio(["first_frame_image", "image_data"], "%%%"),
       code: .malformedValue, path: "first_frame_image.image_data"),
     RejectedEvent(
+      .event,
       event: "receive_frame_images_batch", payload: ["chunk_index": 0], code: .missingField,
       path: "frames"),
     RejectedEvent(
+      .frame,
       event: "receive_frame_images_batch", payload: frame("image_data", nil), code: .missingField,
       path: "frames[0].image_data"),
     RejectedEvent(
+      .frame,
       event: "receive_frame_images_batch", payload: frame("image_data", 123), code: .wrongType,
       path: "frames[0].image_data"),
     RejectedEvent(
+      .frame,
       event: "receive_frame_images_batch", payload: frame("image_data", "!!!!"),
       code: .malformedValue, path: "frames[0].image_data"),
     RejectedEvent(
+      .frame,
       event: "receive_frame_images_batch", payload: frame("image_data", "data:image/png,abc"),
       code: .malformedValue, path: "frames[0].image_data"),
     RejectedEvent(
+      .frame,
       event: "receive_frame_images_batch", payload: frame("image_data", "data:image/png;base64"),
       code: .malformedValue, path: "frames[0].image_data"),
     RejectedEvent(
+      .frame,
       event: "receive_frame_images_batch", payload: frame("image_data", .binary(Data(count: 101))),
       code: .tooLarge, path: "frames[0].image_data", limits: LIVAEventLimits(maximumImageBytes: 100)
     ),
     RejectedEvent(
+      .frame,
       event: "receive_frame_images_batch",
       payload: frame("image_data", .string(Data(count: 300).base64EncodedString())),
       code: .tooLarge, path: "frames[0].image_data", limits: LIVAEventLimits(maximumImageBytes: 100)
     ),
     RejectedEvent(
+      .field,
       event: "receive_frame_images_batch", payload: frame("sheet_filename", "../x.webp"),
       code: .malformedValue, path: "frames[0].sheet_filename"),
     RejectedEvent(
+      .frame,
       event: "receive_frame_images_batch", payload: frame("sheet_filename", nil),
       code: .missingField, path: "frames[0].overlay_id"),
     RejectedEvent(
+      .field,
       event: "receive_frame_images_batch", payload: frame("overlay_id", ""), code: .malformedValue,
       path: "frames[0].overlay_id"),
     RejectedEvent(
+      .field,
       event: "receive_frame_images_batch",
       payload: frame("overlay_id", .string(String(repeating: "x", count: 600))),
       code: .tooLarge, path: "frames[0].overlay_id"),
     RejectedEvent(
+      .frame,
       event: "receive_frame_images_batch", payload: frame("animation_name", nil),
       code: .missingField, path: "frames[0].animation_name"),
     RejectedEvent(
+      .field,
       event: "receive_frame_images_batch", payload: frame("sequence_index", 2_000_000),
       code: .outOfRange, path: "frames[0].sequence_index"),
     RejectedEvent(
+      .event,
       event: "receive_frame_images_batch",
       payload: ["chunk_index": 0, "frames": .array(Array(repeating: goodFrame, count: 11))],
       code: .tooLarge, path: "frames[10]", limits: LIVAEventLimits(maximumFramesPerEvent: 10)),
     RejectedEvent(
+      .event,
       event: "play_animation", payload: ["animation_name": "hi"], code: .invalidAnimationName,
       path: "animation_name"),
     RejectedEvent(
+      .event,
       event: "play_base_animation", payload: ["animation_name": ["x"]], code: .wrongType,
       path: "animation_name"),
     RejectedEvent(
+      .entry,
       event: "base_animations_manifest", payload: ["animations": ["Bad/Name": ["frames": 1]]],
       code: .invalidAnimationName, path: "animations.Bad/Name"),
     RejectedEvent(
+      .entry,
       event: "base_animations_manifest", payload: ["animations": ["hi_1_s_hi_1_e": ["frames": -1]]],
       code: .outOfRange, path: "animations.hi_1_s_hi_1_e.frames"),
     RejectedEvent(
+      .event,
       event: "base_animations_manifest",
       payload: ["animations": ["hi_1_s_hi_1_e": ["frames": 1], "hi_1_e_hi_1_s": ["frames": 1]]],
       code: .tooLarge, path: "animations", limits: LIVAEventLimits(maximumAnimations: 1)),
     RejectedEvent(
+      .event,
       event: "animation_total_frames",
       payload: ["animation_type": "idle_1_s_idle_1_e", "total_frames": 1e7], code: .outOfRange,
       path: "total_frames"),
     RejectedEvent(
+      .event,
       event: "receive_base_frame",
       payload: ["animation_type": "idle_1_s_idle_1_e", "frame_index": 0], code: .missingField,
       path: "frame_data"),
     RejectedEvent(
+      .event,
       event: "receive_base_frame",
       payload: [
         "animation_type": "idle_1_s_idle_1_e", "frame_index": 0, "frame_data": ["data": 1],
       ],
       code: .wrongType, path: "frame_data.data"),
     RejectedEvent(
+      .event,
       event: "animation_frames_complete", payload: [:], code: .missingField, path: "animation_type"),
   ]
 
-  @Test("hostile and malformed payloads are typed errors naming event and field", arguments: cases)
+  @Test(
+    "hostile and malformed payloads cost the smallest unit, with a typed error naming event and field",
+    arguments: cases)
   func rejected(_ testCase: RejectedEvent) {
     var issues: [LIVAProtocolError] = []
-    do {
-      let arguments = testCase.payload.map { [$0] } ?? []
+    let arguments = testCase.payload.map { [$0] } ?? []
+    if testCase.scope == .event {
+      #expect {
+        _ = try ServerEvent.decode(
+          name: testCase.event, arguments: arguments, limits: testCase.limits, issues: &issues)
+      } throws: { error in
+        guard let error = error as? LIVAProtocolError else { return false }
+        return error.scope == .event && error.code == testCase.code
+          && error.event == testCase.event && error.fieldPath == testCase.path
+      }
+      return
+    }
+    // Cheaper than the event: it decodes, and the problem is reported with that scope.
+    #expect(throws: Never.self) {
       _ = try ServerEvent.decode(
         name: testCase.event, arguments: arguments, limits: testCase.limits, issues: &issues)
-      // Decoded: the problem cost less than the event, and was reported as such.
-      let issue = issues.first { $0.fieldPath == testCase.path }
-      #expect(issue?.code == testCase.code, "\(issues)")
-      #expect(issue?.event == testCase.event)
-      #expect(issue.map { $0.scope != .event } == true)
-    } catch {
-      #expect(error.code == testCase.code, "\(error)")
-      #expect(error.event == testCase.event)
-      #expect(error.fieldPath == testCase.path, "\(error)")
-      #expect(error.scope == .event)
     }
+    let issue = issues.first { $0.fieldPath == testCase.path }
+    #expect(issue?.scope == testCase.scope, "\(issues)")
+    #expect(issue?.code == testCase.code, "\(issues)")
+    #expect(issue?.event == testCase.event)
   }
 }
 
