@@ -283,7 +283,25 @@ public final class LIVAClient: Sendable {
 
   /// Connects to the backend (and keeps reconnecting when the connection drops), asks for the
   /// avatar's manifest and downloads what the cache lacks, idle first.
+  ///
+  /// Does nothing while connecting, connected or waiting to reconnect. Once the connection
+  /// ended for good (the server disconnected or refused the client, or reconnection gave up
+  /// after the policy's failure limit: ``state`` is ``LIVAState/error(_:)``), it starts afresh
+  /// with a new socket and a new failure count.
   public func connect() async {
+    if let current = protectedState.withLock({ $0.socket }) {
+      guard await !current.isStarted else { return }
+      // The old socket stopped for good: drop it (its statuses no longer count) and start over.
+      let tasks = protectedState.withLock { state -> [Task<Void, Never>] in
+        guard state.socket === current else { return [] }
+        defer {
+          state.socket = nil
+          state.tasks = []
+        }
+        return state.tasks
+      }
+      for task in tasks { task.cancel() }
+    }
     let query = LIVAConnectionQuery(
       userID: configuration.userID, agentID: configuration.agentID,
       instanceID: configuration.instanceID, userResolution: String(configuration.resolution))
@@ -303,7 +321,7 @@ public final class LIVAClient: Sendable {
       for await event in socket.events { await handle(event) }
     }
     let statuses = Task { [self] in
-      for await status in socket.statusUpdates { await handle(status) }
+      for await status in socket.statusUpdates { await handle(status, of: socket) }
     }
     protectedState.withLock { $0.tasks = [events, statuses] }
     await socket.connect()
@@ -438,10 +456,12 @@ public final class LIVAClient: Sendable {
     }
   }
 
-  private func handle(_ status: SocketIOStatus) async {
+  private func handle(_ status: SocketIOStatus, of socket: SocketIOClient) async {
     let connected: Bool
     if case .connected = status { connected = true } else { connected = false }
-    let wasConnected = protectedState.withLock { state -> Bool in
+    let wasConnected = protectedState.withLock { state -> Bool? in
+      // A socket replaced by a fresh connect() (or dropped by disconnect()) speaks no more.
+      guard state.socket === socket else { return nil }
       defer {
         state.connected = connected
         // A reconnect starts the downloads over: what was in flight is gone with the socket.
@@ -452,6 +472,7 @@ public final class LIVAClient: Sendable {
       }
       return state.connected
     }
+    guard let wasConnected else { return }
     if wasConnected && !connected {
       logger.info("[LIVA] connection lost", metadata: ["status": "\(status)"])
       player.connectionLost()

@@ -159,7 +159,14 @@ public actor SocketIOClient {
     statusContinuation.finish()
   }
 
-  /// Starts connecting (and reconnecting) in the background. Does nothing when already started.
+  /// Whether the client is connecting, connected or waiting to reconnect. False before
+  /// ``connect()``, and again once it stopped: disconnected by the application or the server,
+  /// refused, or given up after ``ReconnectionPolicy/failureLimit`` failures. A stopped client
+  /// starts afresh on ``connect()``.
+  public var isStarted: Bool { runTask != nil }
+
+  /// Starts connecting (and reconnecting) in the background. Does nothing when already started;
+  /// after the client stopped (see ``isStarted``) it starts afresh, with a new failure count.
   public func connect() {
     guard runTask == nil else { return }
     stopRequested = false
@@ -184,7 +191,8 @@ public actor SocketIOClient {
       task?.cancel()  // still connecting, or waiting to reconnect
     }
     await task?.value
-    runTask = nil
+    // A connect() made while this one waited started a new run: that one stays.
+    if runTask == task { runTask = nil }
   }
 
   /// Emits an event. Sent at once when connected, else buffered until the next connection.

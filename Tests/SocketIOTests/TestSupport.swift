@@ -76,14 +76,14 @@ struct LoopbackServer {
   var url: String { "http://127.0.0.1:\(port)" }
 
   static func start(
-    _ configuration: SocketIOServerConfiguration = .init(),
+    _ configuration: SocketIOServerConfiguration = .init(), port: Int = 0,
     onConnect: @escaping @Sendable (SocketIOServerSocket) async throws -> Void = { _ in }
   ) async throws -> LoopbackServer {
     let server = SocketIOServer(configuration: configuration, onConnect: onConnect)
     let (ports, portContinuation) = AsyncStream<Int>.makeStream()
     let app = Application(
       router: Router(), server: server.httpServerBuilder,
-      configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+      configuration: .init(address: .hostname("127.0.0.1", port: port)),
       onServerRunning: { channel in
         portContinuation.yield(channel.localAddress?.port ?? 0)
         portContinuation.finish()

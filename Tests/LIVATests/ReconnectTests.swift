@@ -1,0 +1,127 @@
+import Foundation
+import LIVAEngine
+import LIVAMedia
+import LIVAProtocol
+import LIVAServer
+import SocketIO
+import Testing
+
+@testable import LIVA
+
+/// Reconnecting after the connection ended for good (issue 18, item 4): the reference backend
+/// over real loopback Socket.IO; every wait is bounded.
+@Suite("Reconnect after giving up", .serialized)
+struct ReconnectTests {
+  /// The reference backend, runnable on a port chosen before (to come back on the same port).
+  struct Backend {
+    let backend: ReferenceBackend
+    let task: Task<Void, any Error>
+    let port: Int
+
+    static func start(port: Int = 0) async throws -> Backend {
+      var configuration = BackendConfiguration()
+      configuration.greets = false
+      let synthesizer = SpeechSynthesizer(
+        configuration: .init(allowsSynthesis: false), library: try UtteranceLibrary.bundled())
+      let backend = ReferenceBackend(
+        pack: try SampleAvatar(configuration: .init(width: 96, height: 96)).cachedPack(
+          in: FileManager.default.temporaryDirectory.appendingPathComponent("liva-e2e-packs")),
+        synthesizer: synthesizer, configuration: configuration)
+      let (ports, continuation) = AsyncStream<Int>.makeStream()
+      let task = Task { try await backend.run(port: port) { continuation.yield($0) } }
+      var iterator = ports.makeAsyncIterator()
+      let bound = try #require(await iterator.next())
+      return Backend(backend: backend, task: task, port: bound)
+    }
+
+    func stop() async {
+      task.cancel()
+      _ = await task.result
+    }
+  }
+
+  func makeClient(port: Int) throws -> LIVAClient {
+    var configuration = LIVAConfiguration(
+      serverURL: "http://127.0.0.1:\(port)", userID: "user", agentID: "sample",
+      cacheRoot: FileManager.default.temporaryDirectory.appendingPathComponent(
+        "liva-reconnect-\(UUID().uuidString)"))
+    configuration.resolution = 96
+    configuration.decodeScheduler = InlineDecodeScheduler()
+    // The product's policy (10 failures, then an error), with waits short enough for a test.
+    configuration.reconnection.initialDelay = .milliseconds(1)
+    configuration.reconnection.maximumDelay = .milliseconds(2)
+    return try LIVAClient(
+      configuration: configuration, displayLink: VirtualDisplayLink(),
+      audio: HeadlessAudioOutput(), surface: CallbackSurface { _ in })
+  }
+
+  @Test("after a server DISCONNECT (an error), connect() connects again")
+  func afterServerDisconnect() async throws {
+    let server = try await Backend.start()
+    let client = try makeClient(port: server.port)
+    await client.connect()
+    try #require(await eventually { client.state == .ready && client.pendingDownloads == 0 })
+    let first = try #require(server.backend.socketServer.connectedSockets.first)
+    first.disconnect()
+    try #require(await eventually { client.state.isError })
+
+    await client.connect()
+    #expect(await eventually { client.state == .ready })
+    #expect(
+      await eventually {
+        server.backend.socketServer.connectedSockets.contains { $0.id != first.id }
+      })
+    // The new connection carries messages.
+    try await client.sendMessage("Hello there")
+    #expect(await eventually { server.backend.messageCount == 1 })
+    await client.disconnect()
+    #expect(client.state == .idle)
+    await server.stop()
+  }
+
+  @Test("after 10 failures in a row (an error), connect() starts afresh and connects")
+  func afterGivingUp() async throws {
+    // A port nobody listens on (yet): the backend's, once stopped.
+    let probe = try await Backend.start()
+    let port = probe.port
+    await probe.stop()
+    let client = try makeClient(port: port)
+    let states = client.states
+    let recorded = Task {
+      var seen: [LIVAState] = []
+      for await state in states {
+        seen.append(state)
+        if state.isError { break }
+      }
+      return seen
+    }
+    await client.connect()
+    try #require(await eventually { client.state.isError })
+    let seen = await recorded.value
+    #expect(seen.first == .idle)
+    #expect(seen.dropFirst().dropLast().allSatisfy { $0 == .connecting })
+    if case .error(let error) = seen.last {
+      #expect(error.message.contains("10 consecutive"), "\(error)")
+    }
+
+    let server = try await Backend.start(port: port)
+    await client.connect()
+    #expect(await eventually { client.state == .ready })
+    #expect(await eventually { server.backend.socketServer.connectedSockets.count == 1 })
+    await client.disconnect()
+    await server.stop()
+  }
+
+  @Test("connect() while connected does nothing: one socket")
+  func connectTwice() async throws {
+    let server = try await Backend.start()
+    let client = try makeClient(port: server.port)
+    await client.connect()
+    try #require(await eventually { client.state == .ready })
+    await client.connect()
+    #expect(await eventually { server.backend.socketServer.connectedSockets.count == 1 })
+    #expect(server.backend.socketServer.connectedSockets.count == 1)
+    await client.disconnect()
+    await server.stop()
+  }
+}
