@@ -26,20 +26,54 @@ struct MP3TimingTests {
     #expect(timing.trailingBytes == 0)
   }
 
+  /// Layer III frame lengths from the MP3 specification (ISO 11172-3, 13818-3), worked out by
+  /// hand, not by the parser under test: `144 × bitrate / rate` bytes for MPEG-1 (1152 samples),
+  /// `72 × bitrate / rate` for MPEG-2 and 2.5 (576 samples), rounded down, one more when padded.
   @Test(
     "synthesized CBR streams: frame count times samples per frame",
     arguments: [
-      (MP3Synth.Format(version: .mpeg1, rateIndex: 0, bitrateIndex: 9, mono: false), 44100, 1152),
-      (MP3Synth.Format(version: .mpeg1, rateIndex: 1, bitrateIndex: 14, mono: true), 48000, 1152),
-      (MP3Synth.Format(version: .mpeg1, rateIndex: 2, bitrateIndex: 1, mono: false), 32000, 1152),
-      (MP3Synth.Format(version: .mpeg2, rateIndex: 0, bitrateIndex: 8, mono: true), 22050, 576),
-      (MP3Synth.Format(version: .mpeg2, rateIndex: 2, bitrateIndex: 14, mono: false), 16000, 576),
-      (MP3Synth.Format(version: .mpeg25, rateIndex: 2, bitrateIndex: 2, mono: true), 8000, 576),
-      (MP3Synth.Format(version: .mpeg25, rateIndex: 0, bitrateIndex: 5, mono: false), 11025, 576),
+      // 128 kbit/s, 44.1 kHz: 144 × 128000 / 44100 = 417.96 → 417 bytes, 418 padded.
+      (
+        MP3Synth.Format(version: .mpeg1, rateIndex: 0, bitrateIndex: 9, mono: false, bytes: 417),
+        44100, 1152
+      ),
+      // 320 kbit/s, 48 kHz: 960.
+      (
+        MP3Synth.Format(version: .mpeg1, rateIndex: 1, bitrateIndex: 14, mono: true, bytes: 960),
+        48000, 1152
+      ),
+      // 32 kbit/s, 32 kHz: 144.
+      (
+        MP3Synth.Format(version: .mpeg1, rateIndex: 2, bitrateIndex: 1, mono: false, bytes: 144),
+        32000, 1152
+      ),
+      // 64 kbit/s, 22.05 kHz: 72 × 64000 / 22050 = 208.98 → 208.
+      (
+        MP3Synth.Format(version: .mpeg2, rateIndex: 0, bitrateIndex: 8, mono: true, bytes: 208),
+        22050, 576
+      ),
+      // 160 kbit/s, 16 kHz: 720.
+      (
+        MP3Synth.Format(version: .mpeg2, rateIndex: 2, bitrateIndex: 14, mono: false, bytes: 720),
+        16000, 576
+      ),
+      // 16 kbit/s, 8 kHz: 144.
+      (
+        MP3Synth.Format(version: .mpeg25, rateIndex: 2, bitrateIndex: 2, mono: true, bytes: 144),
+        8000, 576
+      ),
+      // 40 kbit/s, 11.025 kHz: 72 × 40000 / 11025 = 261.2 → 261.
+      (
+        MP3Synth.Format(version: .mpeg25, rateIndex: 0, bitrateIndex: 5, mono: false, bytes: 261),
+        11025, 576
+      ),
     ])
   func synthesizedCBR(format: MP3Synth.Format, rate: Int, samplesPerFrame: Int) throws {
     let data = MP3Synth.stream(format, frames: 37)
+    // Every third frame is padded (12 of 37).
+    #expect(data.count == 37 * format.bytes + 12)
     let timing = try MP3Timing(parsing: data)
+    #expect(timing.trailingBytes == 0)
     #expect(timing.sampleRate == rate)
     #expect(timing.samplesPerFrame == samplesPerFrame)
     #expect(timing.channelCount == (format.mono ? 1 : 2))
@@ -51,8 +85,8 @@ struct MP3TimingTests {
   @Test("Xing/Info + LAME tag: delay and padding are subtracted, the tag frame is not audio")
   func lameTag() throws {
     for format in [
-      MP3Synth.Format(version: .mpeg1, rateIndex: 0, bitrateIndex: 9, mono: true),
-      MP3Synth.Format(version: .mpeg2, rateIndex: 0, bitrateIndex: 8, mono: false),
+      MP3Synth.Format(version: .mpeg1, rateIndex: 0, bitrateIndex: 9, mono: true, bytes: 417),
+      MP3Synth.Format(version: .mpeg2, rateIndex: 0, bitrateIndex: 8, mono: false, bytes: 208),
     ] {
       let data = MP3Synth.stream(format, frames: 20, lameDelay: 576, lamePadding: 1234)
       let timing = try MP3Timing(parsing: data)
@@ -65,7 +99,8 @@ struct MP3TimingTests {
 
   @Test("ID3v2 at the start and ID3v1 at the end are skipped")
   func tags() throws {
-    let format = MP3Synth.Format(version: .mpeg1, rateIndex: 0, bitrateIndex: 9, mono: false)
+    let format = MP3Synth.Format(
+      version: .mpeg1, rateIndex: 0, bitrateIndex: 9, mono: false, bytes: 417)
     var data = Data("ID3".utf8) + Data([4, 0, 0, 0, 0, 1, 0])  // 128-byte body (syncsafe)
     data += Data(repeating: 0xFF, count: 128)  // sync-like bytes inside the tag are skipped
     data += MP3Synth.stream(format, frames: 5)
@@ -77,7 +112,8 @@ struct MP3TimingTests {
 
   @Test("a truncated last frame is not counted")
   func truncatedLastFrame() throws {
-    let format = MP3Synth.Format(version: .mpeg1, rateIndex: 0, bitrateIndex: 9, mono: false)
+    let format = MP3Synth.Format(
+      version: .mpeg1, rateIndex: 0, bitrateIndex: 9, mono: false, bytes: 417)
     let data = MP3Synth.stream(format, frames: 6)
     let timing = try MP3Timing(parsing: data.prefix(data.count - 100))
     #expect(timing.frameCount == 5)
@@ -115,14 +151,28 @@ struct MP3TimingTests {
 }
 
 /// Builds MP3 streams for header parsing: valid frame headers, zeroed side info and payload,
-/// and optionally a first Info frame with a LAME extension.
+/// and optionally a first Info frame with a LAME extension. Lengths and side-info sizes are the
+/// specification's, given by the tests: nothing here asks the parser under test.
 enum MP3Synth {
   struct Format: Sendable, CustomTestStringConvertible {
     var version: MP3Timing.Version
     var rateIndex: Int
     var bitrateIndex: Int
     var mono: Bool
+    /// The frame's length in bytes without padding, from the specification.
+    var bytes: Int
     var testDescription: String { "\(version) rate#\(rateIndex) bitrate#\(bitrateIndex)" }
+
+    /// Layer III side information after the 4-byte header: 32 bytes (17 mono) for MPEG-1,
+    /// 17 (9 mono) for MPEG-2 and 2.5.
+    var sideInfoBytes: Int {
+      switch (version, mono) {
+      case (.mpeg1, false): 32
+      case (.mpeg1, true): 17
+      case (_, false): 17
+      case (_, true): 9
+      }
+    }
   }
 
   static func header(_ format: Format, padding: Bool) -> [UInt8] {
@@ -140,11 +190,8 @@ enum MP3Synth {
   }
 
   static func frame(_ format: Format, padding: Bool) -> [UInt8] {
-    let bytes = header(format, padding: padding)
-    guard let parsed = MP3Timing.FrameHeader(bytes, at: 0) else {
-      preconditionFailure("synthesized an invalid header")
-    }
-    return bytes + [UInt8](repeating: 0, count: parsed.length - 4)
+    header(format, padding: padding)
+      + [UInt8](repeating: 0, count: format.bytes + (padding ? 1 : 0) - 4)
   }
 
   static func stream(_ format: Format, frames: Int, lameDelay: Int? = nil, lamePadding: Int = 0)
@@ -153,7 +200,7 @@ enum MP3Synth {
     var data = [UInt8]()
     if let lameDelay {
       var info = frame(format, padding: false)
-      let sideInfo = MP3Timing.FrameHeader(info, at: 0)!.sideInfoSize
+      let sideInfo = format.sideInfoBytes
       var tag = Array("Info".utf8) + [0, 0, 0, 0x0F]
       tag += [0, 0, 0, UInt8(frames)] + [0, 0, 0x10, 0] + [UInt8](repeating: 0, count: 100)
       tag += [0, 0, 0, 50]
