@@ -62,20 +62,23 @@ public struct LIVAConfiguration: Sendable {
   }
 }
 
-/// Where a ``LIVAClient`` is in its life cycle.
+/// Where a ``LIVAClient``'s connection is in its life cycle. Truthful: `ready` and `speaking`
+/// only while connected. Speech received before a drop plays on while the state reads
+/// `connecting`, `error` or `idle` (see ``LIVAEvent`` for what plays).
 public enum LIVAState: Sendable, Hashable {
-  /// Created or disconnected.
+  /// Created or disconnected by the app.
   case idle
-  /// Connecting (or reconnecting) to the backend.
+  /// Connecting (or reconnecting after a transient drop) to the backend.
   case connecting
-  /// Connected; the idle animation is not available yet.
+  /// Connected; the idle animation is not available yet, and the avatar is not speaking.
   case connected
-  /// The idle animation is available: the avatar is on screen and can speak.
+  /// Connected, and the idle animation is available: the avatar is on screen and can speak.
   case ready
-  /// The avatar is speaking.
+  /// Connected, and the avatar is speaking.
   case speaking
-  /// Something failed; see the error. The client keeps trying to reconnect unless it was
-  /// disconnected.
+  /// The connection ended for good: the server refused or closed it, or reconnection gave up
+  /// after the policy's failure limit. ``LIVAClient/connect()`` starts afresh. (Failures that
+  /// leave the connection up, such as a download, arrive as ``LIVAEvent/error(_:)`` only.)
   case error(LIVAClientError)
 }
 
@@ -133,7 +136,8 @@ public struct LIVAClientError: Error, Hashable, Sendable, CustomStringConvertibl
 /// | `forceIdleNow()` | ``interrupt()`` |
 public final class LIVAClient: Sendable {
   private struct State {
-    var state: LIVAState = .idle
+    /// Decides ``LIVAClient/state``.
+    var machine = ClientStateMachine()
     var socket: SocketIOClient?
     var tasks: [Task<Void, Never>] = []
     var manifest: [AnimationName: BaseAnimationInfo] = [:]
@@ -195,11 +199,10 @@ public final class LIVAClient: Sendable {
           }
         }
       case .speakingStarted(let message):
-        Self.set(.speaking, in: state)
+        Self.apply(.speakingStarted, in: state)
         Self.emit(.speakingStarted(message, text: state.withLock { $0.texts[message] }), in: state)
       case .speakingEnded(let message, let interrupted):
-        // Back to ready only while connected; a drop or an error stays what it is.
-        if state.withLock({ $0.connected }) { Self.set(.ready, in: state) }
+        Self.apply(.speakingEnded, in: state)
         let text = state.withLock { $0.texts.removeValue(forKey: message) }
         Self.emit(.speakingEnded(message, text: text, interrupted: interrupted), in: state)
       case .startAudio(let chunk, _):
@@ -220,7 +223,7 @@ public final class LIVAClient: Sendable {
   // MARK: - State
 
   /// The current state.
-  public var state: LIVAState { protectedState.withLock { $0.state } }
+  public var state: LIVAState { protectedState.withLock { $0.machine.state } }
 
   /// Every state change from now on (the current state first). Each call makes a new stream.
   public var states: AsyncStream<LIVAState> {
@@ -229,7 +232,7 @@ public final class LIVAClient: Sendable {
     let id = UUID()
     let current = protectedState.withLock { state -> LIVAState in
       state.continuations[id] = continuation
-      return state.state
+      return state.machine.state
     }
     continuation.yield(current)
     continuation.onTermination = { [protectedState] _ in
@@ -265,19 +268,20 @@ public final class LIVAClient: Sendable {
     for continuation in continuations { continuation.yield(event) }
   }
 
-  private static func set(_ newState: LIVAState, in state: Protected<State>) {
-    let continuations = state.withLock { state -> [AsyncStream<LIVAState>.Continuation]? in
-      guard state.state != newState else { return nil }
-      state.state = newState
-      return Array(state.continuations.values)
+  /// Feeds the state machine; a new state goes to every ``states`` stream and ``events``.
+  private static func apply(_ input: ClientStateMachine.Input, in state: Protected<State>) {
+    let changed = state.withLock {
+      state -> (LIVAState, [AsyncStream<LIVAState>.Continuation])? in
+      guard let newState = state.machine.apply(input) else { return nil }
+      return (newState, Array(state.continuations.values))
     }
-    guard let continuations else { return }
+    guard let (newState, continuations) = changed else { return }
     for continuation in continuations { continuation.yield(newState) }
     emit(.stateChanged(newState), in: state)
     if case .error(let error) = newState { emit(.error(error), in: state) }
   }
 
-  private func set(_ newState: LIVAState) { Self.set(newState, in: protectedState) }
+  private func apply(_ input: ClientStateMachine.Input) { Self.apply(input, in: protectedState) }
 
   // MARK: - Connection
 
@@ -316,7 +320,7 @@ public final class LIVAClient: Sendable {
       return false
     }
     guard !alreadyConnected else { return }
-    set(.connecting)
+    apply(.connectRequested)
     let events = Task { [self] in
       for await event in socket.events { await handle(event) }
     }
@@ -340,7 +344,7 @@ public final class LIVAClient: Sendable {
     }
     await socket?.disconnect()
     for task in tasks { task.cancel() }
-    set(.idle)
+    apply(.disconnectRequested)
   }
 
   /// Sends a user message; the backend answers with speech. The animations ready to draw are
@@ -432,28 +436,17 @@ public final class LIVAClient: Sendable {
 
   // MARK: - Events
 
-  /// The state a connection status leads to, or nil for no change. Transient drops (the
-  /// client reconnects) read as `connecting`; only what ends the connection for good (refused,
-  /// closed by the server, reconnection given up after the policy's failure limit) is an error.
+  /// The state a connection status leads to, or nil for no change (see
+  /// ``ClientStateMachine/link(after:current:)``).
   static func state(
     after status: SocketIOStatus, speaking: Bool, idleAvailable: Bool
   ) -> LIVAState? {
-    switch status {
-    case .idle: return nil
-    case .connecting, .reconnecting: return .connecting
-    case .connected: return speaking ? .speaking : idleAvailable ? .ready : .connected
-    case .disconnected(let reason):
-      switch reason {
-      case .clientDisconnect: return .idle
-      case .serverDisconnect:
-        return .error(LIVAClientError(.connection, "the server closed the connection"))
-      case .connectRefused(let message):
-        return .error(LIVAClientError(.connection, "the server refused the connection: \(message)"))
-      case .transportClose, .transportError, .pingTimeout: return .connecting
-      }
-    case .failed(let error):
-      return .error(LIVAClientError(.connection, "reconnection gave up: \(error)"))
-    }
+    if case .idle = status { return nil }
+    var machine = ClientStateMachine()
+    _ = machine.apply(.idleAvailable(idleAvailable))
+    if speaking { _ = machine.apply(.speakingStarted) }
+    _ = machine.apply(.status(status))
+    return machine.state
   }
 
   private func handle(_ status: SocketIOStatus, of socket: SocketIOClient) async {
@@ -478,11 +471,8 @@ public final class LIVAClient: Sendable {
       player.connectionLost()
     }
     if connected { player.connectionRestored() }
-    if let next = Self.state(
-      after: status, speaking: state == .speaking, idleAvailable: isIdleAvailable)
-    {
-      set(next)
-    }
+    apply(.idleAvailable(isIdleAvailable))
+    apply(.status(status))
     if connected {
       await emit(.requestBaseAnimationsManifest(agentID: configuration.agentID))
     }
@@ -551,12 +541,11 @@ public final class LIVAClient: Sendable {
       } catch {
         logger.warning(
           "download incomplete", metadata: ["animation": "\(name)", "error": "\(error)"])
-        set(.error(LIVAClientError(.download, "\(name): \(error)")))
+        // Not a state: the connection is fine, and what is cached goes on playing.
+        Self.emit(.error(LIVAClientError(.download, "\(name): \(error)")), in: protectedState)
       }
       player.refreshAnimations(protectedState.withLock { Array($0.manifest.keys) })
-      if isIdleAvailable && protectedState.withLock({ $0.connected && $0.state == .connected }) {
-        set(.ready)
-      }
+      apply(.idleAvailable(isIdleAvailable))
     default:
       player.handle(decoded)
     }
@@ -572,7 +561,7 @@ public final class LIVAClient: Sendable {
       return requests
     }
     player.refreshAnimations(Array(manifest.keys))
-    if isIdleAvailable { set(.ready) }
+    apply(.idleAvailable(isIdleAvailable))
     for name in requests {
       await emit(.requestSpecificBaseAnimation(name, agentID: configuration.agentID))
     }
