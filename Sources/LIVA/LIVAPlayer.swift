@@ -35,6 +35,10 @@ public struct PlayerMetrics: Sendable {
   /// Speech events dropped because they belong to an interrupted message (a chunk whose
   /// `master_chunk_index` is older than the open message, or the `audio_end` after it).
   public var staleEvents = 0
+  /// Speech events dropped as re-sends of what was already received (a backend that retries).
+  public var duplicateEvents = 0
+  /// Chunks dropped because the chunk 0 of their message never came.
+  public var orphanChunks = 0
   /// Chunk plans (`receive_audio`) received.
   public var chunksReceived = 0
   /// `audio_end` events received.
@@ -105,26 +109,8 @@ public final class LIVAPlayer: Sendable {
   }
 
   private struct State {
-    var engine: LIVAEngine
-    /// Which message each event belongs to: one ``MessageID`` for the engine, the ingest
-    /// pipeline and the overlay store (its number is their message number).
-    var receiver: SpeechReceiver
-    var audioByChunk: [ChunkID: Data] = [:]
-    /// `chunk_images_ready` (decoded) of messages the engine has no plan of yet.
-    var completeAhead: Set<ChunkID> = []
-    /// The connection is down (``LIVAPlayer/connectionLost()`` until
-    /// ``LIVAPlayer/connectionRestored()``): what still arrives was received before the drop,
-    /// and its message can get nothing more.
-    var offline = false
-    var lastTick: Double?
-    /// Bytes of one decoded base frame, once one was drawn.
-    var frameBytes: Int?
-    /// A frame without speech whose base frame was not in memory when it was due: shown on the
-    /// first tick its base frame is, instead of holding until the next frame is due (idle runs
-    /// at 10 fps: that could be 100 ms).
-    var missed: DrawnFrame?
-    var metrics = PlayerMetrics()
-    var started: ContinuousClock.Instant
+    var core: PlayerCore
+    let started: ContinuousClock.Instant
   }
 
   /// The configuration the player was made with.
@@ -136,6 +122,9 @@ public final class LIVAPlayer: Sendable {
   private let ingest: Protected<IngestPipeline?>
   private let compositor: Protected<(compositor: Compositor?, pool: FramePool)>
   private let state: Protected<State>
+  /// Held while an audio action is carried out: a start checks, inside it, that its chunk was
+  /// not interrupted since the tick that decided it, so it can never land after the stop.
+  private let audioGate = Protected(())
   private let audio: any AudioOutput
   private let surface: any RenderSurface
   private let logger: Logger
@@ -165,17 +154,16 @@ public final class LIVAPlayer: Sendable {
     self.audio = audio
     self.surface = surface
     self.logger = logger
-    var initial = State(
-      engine: LIVAEngine(configuration: configuration.engine),
-      receiver: SpeechReceiver(speakingFPS: configuration.engine.speakingFPS), started: createdAt)
-    initial.metrics.freezes = FreezeDetector(threshold: configuration.freezeThreshold)
-    let state = Protected(initial)
+    let state = Protected(
+      State(
+        core: PlayerCore(
+          engine: configuration.engine, freezeThreshold: configuration.freezeThreshold,
+          expectedTickRate: configuration.expectedTickRate),
+        started: createdAt))
     self.state = state
     self.compositor = Protected((nil, FramePool()))
     self.overlays = OverlayImageStore(byteLimit: configuration.overlayByteLimit) { keys in
-      state.withLock { state in
-        for key in keys { state.engine.imageEvicted(key) }
-      }
+      state.withLock { $0.core.imagesRemoved(keys) }
     }
     self.ingest = Protected(nil)
     self.decodeScheduler = decodeScheduler ?? ConcurrentDecodeScheduler()
@@ -191,13 +179,7 @@ public final class LIVAPlayer: Sendable {
   // MARK: - Reading
 
   /// Accounting so far.
-  public var metrics: PlayerMetrics {
-    state.withLock { state in
-      var metrics = state.metrics
-      metrics.engine = state.engine.metrics
-      return metrics
-    }
-  }
+  public var metrics: PlayerMetrics { state.withLock { $0.core.metrics } }
 
   /// Pixel buffers the frame pool had to allocate (see ``RenderedFrame``'s ownership rule):
   /// stays at the pool's size while the surface drops the frames it is done with.
@@ -213,30 +195,35 @@ public final class LIVAPlayer: Sendable {
   }
 
   /// The engine's mode.
-  public var mode: EngineMode { state.withLock { $0.engine.mode } }
+  public var mode: EngineMode { state.withLock { $0.core.engine.mode } }
 
   /// Play-animation requests waiting for the avatar to be idle.
   public var pendingAnimationRequests: [AnimationName] {
-    state.withLock { $0.engine.pendingAnimationRequests }
+    state.withLock { $0.core.engine.pendingAnimationRequests }
   }
 
   /// The animations the engine can draw now.
-  public var readyAnimations: [AnimationName] { state.withLock { $0.engine.graph.animations } }
+  public var readyAnimations: [AnimationName] {
+    state.withLock { $0.core.engine.graph.animations }
+  }
+
+  /// Chunks whose audio or image claims the player holds (queued or playing): 0 once speech is
+  /// over, whatever was interrupted or dropped on the way.
+  public var heldChunks: Int { state.withLock { $0.core.heldChunks } }
 
   // MARK: - Inputs
 
   /// Tells the engine which base animations are complete on disk (after a download, or at
   /// start with a warm cache). Their frames stay encoded on disk: only a window ahead of what
   /// the engine will draw is decoded, off this thread (see ``windowFrames``). The production
-  /// set of protocol.md is always looked for; pass any other names the manifest listed in
+  /// set of the protocol is always looked for; pass any other names the manifest listed in
   /// `names`.
   public func refreshAnimations(_ names: some Sequence<AnimationName> = [AnimationName]()) {
     var counts: [AnimationName: Int] = [:]
     for name in BaseFrameStore.priorityOrder + Array(names) {
       if let entry = baseFrames.cachedEntry(name) { counts[name] = entry.frames }
     }
-    state.withLock { $0.engine.setAvailableAnimations(counts) }
-    updateWindow()
+    execute(state.withLock { $0.core.setAvailableAnimations(counts) })
   }
 
   /// The base frames decoded ahead now, most urgent first, as many as
@@ -246,72 +233,26 @@ public final class LIVAPlayer: Sendable {
   /// of every animation that can start where the one on screen ends or starts, or at idle's
   /// end (speech may come at any time).
   public var windowFrames: [BaseFrameRef] {
-    state.withLock { Self.window(of: $0, configuration: configuration) }
-  }
-
-  private static func window(of state: State, configuration: Configuration) -> [BaseFrameRef] {
-    let engine = state.engine
-    // As many frames as the budget holds, less two for the frame being drawn and a decode in
-    // flight; what is beyond (least urgent) waits for the next update.
-    let capacity = max(2, configuration.baseFrameBudget / max(1, state.frameBytes ?? 1 << 20) - 2)
-    let graph = engine.graph
-    var frames: [BaseFrameRef] = []
-    if let onScreen = engine.lastDrawnFrame {
-      frames.append(BaseFrameRef(animation: onScreen.animation, index: onScreen.index))
-    }
-    if let idle = graph.contains(.idleForward) ? .idleForward : graph.animations.first {
-      frames.append(BaseFrameRef(animation: idle, index: 0))  // always ready
-    }
-    // At most 3 s ahead at 30 fps: further out, plans change before they are drawn.
-    frames += engine.upcomingBaseFrames(max(4, min(90, capacity * 3 / 4)))
-    var poses: [KeyPose] = [.idleEnd]
-    if let onScreen = engine.lastDrawnFrame {
-      poses += [onScreen.animation.to, onScreen.animation.from]
-    }
-    for pose in poses {
-      for name in graph.animations(from: pose) {
-        let count = graph.frameCount(of: name) ?? 0
-        frames += (0..<min(4, count)).map { BaseFrameRef(animation: name, index: $0) }
-      }
-    }
-    var seen = Set<BaseFrameRef>()
-    return Array(frames.filter { seen.insert($0).inserted }.prefix(capacity))
+    state.withLock { $0.core.window(budget: configuration.baseFrameBudget) }
   }
 
   /// Asks the base-frame store for the current window (on its worker).
   private func updateWindow() {
-    let window = state.withLock { Self.window(of: $0, configuration: configuration) }
+    let window = windowFrames
     baseFrames.prefetch(window.map { ($0.animation, $0.index) }, scheduler: decodeScheduler)
   }
 
   /// Handles one decoded LIVA event (speech, images, requests). Base-animation download
   /// events are the client's business and are ignored here.
   public func handle(_ event: ServerEvent) {
-    switch event {
-    case .audioChunk, .frameImagesBatch, .frameImage, .chunkImagesReady, .audioEnd,
-      .animationChunkMetadata:
-      let actions = state.withLock { state in
-        if case .audioChunk = event { state.metrics.chunksReceived += 1 }
-        if case .audioEnd = event { state.metrics.audioEndsReceived += 1 }
-        return state.receiver.receive(event, now: state.lastTick ?? 0)
-      }
-      perform(actions)
-    case .playBaseAnimation(let name):
-      play(name)
-    case .baseAnimationsManifest, .animationTotalFrames, .baseFrame, .animationFramesComplete:
-      break
-    }
+    execute(state.withLock { $0.core.handle(event) })
   }
 
   /// Counts and logs the problems a tolerant decode of `event` noted (a field's value or a
   /// frame dropped; see ``LIVAProtocol/ServerEvent/decode(name:arguments:limits:issues:)``).
   public func noteIssues(_ issues: [LIVAProtocolError]) {
     guard !issues.isEmpty else { return }
-    state.withLock { state in
-      for issue in issues {
-        state.metrics.rejections["\(issue.scope.rawValue).\(issue.code)", default: 0] += 1
-      }
-    }
+    state.withLock { $0.core.noteIssues(issues) }
     // One line per event (a batch can have a bad field in each of 50 frames): what was
     // dropped, by scope and code, and the first problem in full; the rest at debug.
     let counts = Dictionary(grouping: issues) { "\($0.scope.rawValue).\($0.code)" }
@@ -330,25 +271,19 @@ public final class LIVAPlayer: Sendable {
   /// out (its audio, the mouths that are decoded), then the avatar returns to idle; nothing
   /// waits for a chunk that cannot come. A reconnect starts clean: the next message is new.
   public func connectionLost() {
-    let actions = state.withLock { state in
-      let actions = state.receiver.connectionLost()
-      state.offline = true
-      state.engine.connectionLost()
-      return actions
-    }
-    perform(actions)
+    execute(state.withLock { $0.core.connectionLost() })
   }
 
-  /// Interrupts the current message (a new message from this side): stops its audio, evicts
-  /// its images, and returns the avatar to idle through the animation graph.
+  /// Interrupts the current message (a new message from this side): stops its audio, releases
+  /// its images, and returns the avatar to idle through the animation graph. Its later chunks
+  /// are dropped.
   public func interrupt() {
-    perform(state.withLock { $0.engine.interrupt() }, at: nil)
-    updateWindow()  // the way back to idle starts on the next slot
+    execute(state.withLock { $0.core.interrupt() })
   }
 
   /// The connection is back: messages from now on can be streamed to their end again.
   public func connectionRestored() {
-    state.withLock { $0.offline = false }
+    state.withLock { $0.core.connectionRestored() }
   }
 
   /// Frees memory under pressure at the level ``LifecyclePolicy`` says: the steps of
@@ -359,8 +294,9 @@ public final class LIVAPlayer: Sendable {
   }
 
   /// Frees memory under pressure, the steps in the order given: the frame pool's buffers,
-  /// images of messages already played, decoded base frames outside the window ahead, or
-  /// every decoded base frame but the one on screen and idle frame 0.
+  /// images no queued or playing chunk uses (played, or never claimed), decoded base frames
+  /// outside the window ahead, or every decoded base frame but the one on screen and idle
+  /// frame 0.
   public func purgeMemory(_ steps: [PurgeStep]) {
     for step in steps {
       switch step {
@@ -371,7 +307,7 @@ public final class LIVAPlayer: Sendable {
       case .decodedFramesBehind:
         baseFrames.purgeMemory(keeping: windowFrames.map { ($0.animation, $0.index) })
       case .decodedFrames:
-        let onScreen = state.withLock { $0.engine.lastDrawnFrame }
+        let onScreen = state.withLock { $0.core.engine.lastDrawnFrame }
         baseFrames.purgeMemory(
           keeping: [(AnimationName.idleForward, 0)]
             + (onScreen.map { [($0.animation, $0.index)] } ?? []))
@@ -382,27 +318,24 @@ public final class LIVAPlayer: Sendable {
 
   /// Pauses: the picture holds and the chunk's audio pauses with it, at the last tick.
   public func pause() {
-    perform(state.withLock { $0.engine.pause() }, at: nil)
+    execute(state.withLock { $0.core.pause() })
   }
 
   /// Resumes after ``pause()``: picture and audio go on together from where they stopped (the
   /// next tick has delta 0, so nothing jumps).
   public func resume() {
-    perform(state.withLock { $0.engine.resume() }, at: nil)
-    updateWindow()  // what a purge while paused let go of comes back first
+    execute(state.withLock { $0.core.resume() })
   }
 
   /// Whether the player is paused (``pause()`` or the debug step mode).
-  public var isPaused: Bool { state.withLock { $0.engine.isPaused } }
+  public var isPaused: Bool { state.withLock { $0.core.engine.isPaused } }
 
   /// Debug step mode: pauses, advances exactly one frame slot, draws it, and returns it (nil
   /// when the slot holds). Audio actions of the step are carried out.
   @discardableResult
   public func stepForward() -> DrawnFrame? {
-    let (result, now) = state.withLock { ($0.engine.stepForward(), $0.lastTick ?? 0) }
-    perform(result.actions, at: now)
-    guard case .draw(let frame) = result.plan else { return nil }
-    render(frame, at: now)
+    let (frame, effects) = state.withLock { $0.core.stepForward() }
+    execute(effects)
     return frame
   }
 
@@ -410,27 +343,23 @@ public final class LIVAPlayer: Sendable {
   /// then; nil when there is no step to undo. Audio is not rewound.
   @discardableResult
   public func stepBackward() -> DrawnFrame? {
-    let (frame, now) = state.withLock { ($0.engine.stepBackward(), $0.lastTick ?? 0) }
+    let (frame, now) = state.withLock { ($0.core.stepBackward(), $0.core.lastTick ?? 0) }
     if let frame { render(frame, at: now) }
     return frame
   }
 
   /// What is on screen, for the debug step mode: mode, base animation and index, overlay keys,
   /// chunk and frame, and the last hold reason.
-  public func describe() -> FrameDescription { state.withLock { $0.engine.describe() } }
+  public func describe() -> FrameDescription { state.withLock { $0.core.engine.describe() } }
 
   /// Asks for a base animation (e.g. `hi_1_s_hi_1_e`) when the avatar is idle.
   public func play(_ animation: AnimationName) {
-    perform(state.withLock { $0.engine.requestAnimation(animation) }, at: nil)
-    updateWindow()  // its walk may start on the next slot
+    execute(state.withLock { $0.core.play(animation) })
   }
 
   /// Counts an event that failed validation (the transport logs and drops it).
   public func noteRejectedEvent(_ error: LIVAProtocolError? = nil) {
-    state.withLock { state in
-      state.metrics.rejectedEvents += 1
-      if let error { state.metrics.rejections["event.\(error.code)", default: 0] += 1 }
-    }
+    state.withLock { $0.core.noteRejectedEvent(error) }
   }
 
   /// The render path: one display tick at display time `now`. Never waits for a decode.
@@ -438,218 +367,95 @@ public final class LIVAPlayer: Sendable {
     let began = ContinuousClock.now
     let lookahead = configuration.audioLookahead ?? 0.5 / configuration.expectedTickRate
     let clock = audio.position(at: now + lookahead)
-    let expired = state.withLock { $0.receiver.expire(now: now) }
-    if !expired.isEmpty { perform(expired) }
-    let (result, audioData) = state.withLock { state -> (TickResult, [ChunkID: Data]) in
-      if let last = state.lastTick, now - last > 1.5 / configuration.expectedTickRate {
-        state.metrics.lateTicks += 1
-      }
-      state.lastTick = now
-      state.metrics.ticks += 1
-      state.metrics.freezes.tick(at: now)
-      let result = state.engine.tick(now: now, audio: clock)
-      switch result.plan {
-      case .hold(.overlayNotReady):
-        state.metrics.freezes.held(at: now, cause: .overlayNotReady)
-      case .hold(.waitingForNextChunk):
-        state.metrics.freezes.held(at: now, cause: .waitingForNextChunk)
-      case .hold(.noBaseAnimation):
-        state.metrics.freezes.held(at: now, cause: .noBaseAnimation)
-      case .hold(.paused):
-        state.metrics.freezes.paused()
-      case .hold(.notDue), .draw:
-        break
-      }
-      var audioData: [ChunkID: Data] = [:]
-      for case .startAudio(let id, _) in result.actions {
-        audioData[id] = state.audioByChunk[id]
-      }
-      return (result, audioData)
-    }
-    perform(result.actions, at: now, audioData: audioData)
-    if case .draw(let frame) = result.plan {
-      render(frame, at: now)
-      // The window reaches far enough ahead to be refreshed every few frames, not every one.
-      if state.withLock({ $0.metrics.framesPresented % 4 == 1 }) { updateWindow() }
-    } else if case .hold(.notDue) = result.plan, let missed = state.withLock({ $0.missed }),
-      baseFrames.decodedFrame(missed.index, of: missed.animation) != nil
-    {
-      render(missed, at: now)
-    }
+    execute(state.withLock { $0.core.tick(now: now, audio: clock) })
     let elapsed = ContinuousClock.now - began
     let seconds =
       Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-    state.withLock { $0.metrics.longestRenderStall = max($0.metrics.longestRenderStall, seconds) }
+    state.withLock { $0.core.noteRenderStall(seconds) }
   }
 
-  // MARK: - Internals
+  // MARK: - Carrying out the core's effects
 
-  /// Carries out what the receiver decided, in order.
-  private func perform(_ actions: [SpeechReceiver.Action]) {
-    for action in actions {
-      switch action {
-      case .enqueue(let plan, let audio):
-        enqueue(plan, audio: audio)
-      case .decode(let overlays, let chunk, let message):
-        ingest.withLock { $0 }?.submit(overlays, chunk: chunk, message: message.rawValue)
-      case .imagesFailed(let keys):
-        state.withLock { state in
-          state.metrics.failedImages += keys.count
-          for key in keys { state.engine.imageFailed(key) }
+  /// Carries out the core's effects in order, outside the lock.
+  private func execute(_ effects: [PlayerCore.Effect]) {
+    for effect in effects {
+      switch effect {
+      case .decode(let overlays, let chunk):
+        // Content-addressed: the images belong to no message until a plan claims them.
+        ingest.withLock { $0 }?.submit(overlays, chunk: chunk, message: 0, ownedByMessage: false)
+      case .claim(let keys, let message):
+        for key in keys { _ = overlays.retain(key, message: message.rawValue) }
+      case .release(let keys, let message):
+        overlays.release(keys, message: message.rawValue)
+      case .evict(let message):
+        overlays.evict(message: message.rawValue)
+      case .prepareAudio(let id, let data, let now):
+        audio.prepare(id, audio: data, at: now)
+      case .startAudio(let id, let data, let offset, let now):
+        audioGate.withLock { _ in
+          // A concurrent interrupt may have stopped this chunk since the tick decided it.
+          guard state.withLock({ $0.core.isCurrent(id) }) else {
+            logger.debug(
+              "[LIVA] start of an interrupted chunk skipped", metadata: ["chunk": "\(id)"])
+            return
+          }
+          audio.start(id, audio: data, offset: offset, at: now)
         }
-      case .imagesSent(let chunk, let message, let total):
-        ingest.withLock { $0 }?.chunkImagesSent(
-          chunk: chunk, message: message.rawValue, total: total)
-      case .audioEnded:
-        state.withLock { $0.engine.audioEnded() }
-      case .stale(let event, let chunk):
-        state.withLock { $0.metrics.staleEvents += 1 }
-        logger.info(
-          "[LIVA] stale event of an interrupted message dropped",
-          metadata: ["event": "\(event)", "chunk": "\(chunk.map(String.init) ?? "-")"])
+      case .stopAudio(let id, let now):
+        audioGate.withLock { _ in audio.stop(id, at: now) }
+      case .pauseAudio(let now):
+        audio.pause(at: now)
+      case .resumeAudio(let now):
+        audio.resume(at: now)
+      case .draw(let frame):
+        render(frame, at: state.withLock { $0.core.lastTick } ?? 0)
+      case .drawIfDecoded(let frame):
+        if baseFrames.decodedFrame(frame.index, of: frame.animation) != nil {
+          render(frame, at: state.withLock { $0.core.lastTick } ?? 0)
+        }
+      case .updateWindow:
+        updateWindow()
+      case .notify(let action):
+        observer?(action)
+      case .log(let level, let message, let metadata):
+        logger.log(
+          level: level, "\(message)",
+          metadata: metadata.mapValues { Logger.MetadataValue.string($0) })
       }
     }
-  }
-
-  private func enqueue(_ plan: ChunkPlan, audio data: Data?) {
-    let message = plan.message.map(\.rawValue)
-    let actions = state.withLock { state -> [EngineAction] in
-      // Images that arrived before the plan (maybe under an older message, for shared content
-      // keys) are owned by this message too, so evicting the older one keeps them.
-      var ready: [String] = []
-      for frame in plan.frames {
-        for layer in frame.layers where overlays.retain(layer.key, message: message) {
-          ready.append(layer.key)
-        }
-      }
-      let actions = state.engine.enqueue(plan)
-      for case .chunkQueued(let id) in actions {
-        if let data, !data.isEmpty { state.audioByChunk[id] = data }
-        if state.completeAhead.remove(id) != nil {
-          state.engine.chunkImagesComplete(chunkIndex: id.index)
-        }
-      }
-      state.engine.imagesReady(ready)
-      // Received before the drop but handled after it (events and connection status travel
-      // separately): its message cannot continue either.
-      if state.offline { state.engine.connectionLost() }
-      return actions
-    }
-    perform(actions, at: nil)
-    // An output with latency schedules the audio ahead, right after the chunk before.
-    if let data, !data.isEmpty {
-      let now = state.withLock { $0.lastTick } ?? 0
-      for case .chunkQueued(let id) in actions { audio.prepare(id, audio: data, at: now) }
-    }
-    updateWindow()
   }
 
   private static func handle(_ event: IngestEvent, state: Protected<State>, logger: Logger) {
     switch event {
     case .imageReady(let key, _, _):
-      state.withLock { $0.engine.imageReady(key) }
+      state.withLock { $0.core.imageReady(key) }
     case .imageFailed(let key, let chunk, _, let error):
       logger.warning(
         "[LIVA] overlay image failed to decode: its mouth is lost",
         metadata: ["key": "\(key)", "chunk": "\(chunk)", "error": "\(error)"])
-      state.withLock { state in
-        state.metrics.failedImages += 1
-        state.engine.imageFailed(key)
-      }
+      state.withLock { $0.core.imageFailed(key, shed: false) }
     case .imageShed(let key, let chunk, _):
       logger.warning(
         "[LIVA] overlay image shed under backpressure",
         metadata: ["key": "\(key)", "chunk": "\(chunk)"])
-      state.withLock { state in
-        state.metrics.shedImages += 1
-        state.engine.imageFailed(key)
-      }
-    case .chunkReady(let chunk, let message, _):
-      state.withLock { state in
-        let id = ChunkID(message: MessageID(message), index: chunk)
-        if state.engine.currentMessage == id.message {
-          state.engine.chunkImagesComplete(chunkIndex: chunk)
-        } else if state.engine.currentMessage.map({ $0 < id.message }) ?? true {
-          state.completeAhead.insert(id)
-        }
-      }
-    }
-  }
-
-  private func perform(
-    _ actions: [EngineAction], at time: Double?, audioData: [ChunkID: Data] = [:]
-  ) {
-    let now = time ?? state.withLock { $0.lastTick } ?? 0
-    for action in actions {
-      switch action {
-      case .startAudio(let id, let offset):
-        if let data = audioData[id] {
-          audio.start(id, audio: data, offset: offset, at: now)
-        } else {
-          logger.warning("[LIVA] no audio for chunk", metadata: ["chunk": "\(id)"])
-        }
-      case .stopAudio(let id):
-        audio.stop(id, at: now)
-      case .pauseAudio:
-        audio.pause(at: now)
-      case .resumeAudio:
-        audio.resume(at: now)
-      case .evictImages(let message, _):
-        state.withLock { state in
-          state.audioByChunk = state.audioByChunk.filter { $0.key.message != message }
-          state.completeAhead = state.completeAhead.filter { $0.message != message }
-        }
-        // Cancels its queued decodes and evicts the images only it owns.
-        ingest.withLock { $0 }?.cancel(message: message.rawValue)
-      case .chunkFinished(let report):
-        state.withLock { state in
-          state.audioByChunk.removeValue(forKey: report.id)
-          state.metrics.chunkReports.append(report)
-          if state.metrics.chunkReports.count > 1_000 { state.metrics.chunkReports.removeFirst() }
-        }
-        logger.debug(
-          "chunk finished",
-          metadata: [
-            "chunk": "\(report.id)", "drawn": "\(report.drawn)", "skipped": "\(report.skipped)",
-            "late": "\(report.late)",
-          ])
-      case .warning(let warning) where warning.code == .mouthLost:
-        logger.debug("\(warning)")
-      case .warning(let warning):
-        logger.warning("[LIVA] \(warning.message)", metadata: ["code": "\(warning.code)"])
-      case .chunkQueued, .speakingStarted, .speakingEnded, .modeChanged:
-        logger.trace("engine", metadata: ["action": "\(action)"])
-      }
-      observer?(action)
+      state.withLock { $0.core.imageFailed(key, shed: true) }
+    case .chunkReady:
+      break  // the player never defers `chunk_images_ready` through the pipeline
     }
   }
 
   private func render(_ frame: DrawnFrame, at time: Double) {
     guard let base = baseFrames.decodedFrame(frame.index, of: frame.animation) else {
-      state.withLock { state in
-        state.metrics.baseFrameMisses += 1
-        state.metrics.freezes.held(at: time, cause: .baseFrameMiss)
-        state.missed = frame.chunk == nil ? frame : nil
-      }
-      logger.debug(
-        "base frame not in memory: held", metadata: ["frame": "\(frame.animation)#\(frame.index)"])
-      updateWindow()
+      execute(state.withLock { $0.core.baseFrameMissed(frame, at: time) })
       return
     }
     var placed: [PlacedOverlay] = []
     for layer in frame.overlays {
       guard let image = overlays.image(for: layer.key) else {
-        state.withLock { state in
-          state.metrics.overlayMisses += 1
-          state.metrics.freezes.held(at: time, cause: .overlayMiss)
-        }
+        state.withLock { $0.core.overlayMissed(at: time) }
         return
       }
       placed.append(PlacedOverlay(image: image, rect: layer.rect))
-    }
-    state.withLock { state in
-      state.frameBytes = base.pixels.count
-      state.missed = nil
     }
     let (pixels, width, height) = compositor.withLock { drawing -> ([UInt8], Int, Int) in
       // The output follows the avatar's frames unless a size was asked for.
@@ -670,16 +476,14 @@ public final class LIVAPlayer: Sendable {
       audio.position(at: time).flatMap { $0.chunk == chunk ? $0.position : nil }
     }
     state.withLock { state in
-      state.metrics.framesPresented += 1
-      state.metrics.freezes.presented(at: time)
-      if state.metrics.timeToFirstFrame == nil {
-        let elapsed = ContinuousClock.now - state.started
-        state.metrics.timeToFirstFrame =
-          Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-      }
-      if let position, let index = frame.overlayIndex, !frame.overlays.isEmpty {
-        state.metrics.lipSync.record(position - Double(index) / configuration.engine.speakingFPS)
-      }
+      let started = state.started
+      state.core.presented(
+        frame, at: time, audioPosition: position, frameBytes: base.pixels.count,
+        sinceStart: {
+          let elapsed = ContinuousClock.now - started
+          return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds)
+            * 1e-18
+        }())
     }
     surface.present(
       RenderedFrame(

@@ -7,73 +7,119 @@ import LIVAProtocol
 ///
 /// A pure state machine (no clock, no locks, no I/O): every input is a `mutating` method that
 /// returns the ``Action``s for the owner, and time comes in as an argument. It gives every
-/// message one ``MessageID`` that the engine, the ingest pipeline and the overlay store all
-/// use, so images, plans and evictions never have to be matched up afterwards.
+/// message one ``MessageID``; the engine's plans carry it.
 ///
-/// The protocol marks a new message only by `chunk_index == 0`, and lets a chunk's image
-/// batches come before its `receive_audio`. The rules (protocol.md is silent on the
-/// ambiguous cases; these are the robust readings):
-/// - `receive_audio` with chunk 0 opens a new message, unless the open message was itself
-///   opened by chunk-0 batches (or a chunk-0 `animation_chunk_metadata`) and has no chunk-0
-///   audio yet: then it is that message's audio.
-/// - A chunk-0 image batch opens a new message when nothing is open, when the open message
-///   has ended (`audio_end`) or has moved past chunk 0, or when the open message's chunk 0
-///   already had a batch with the same `batch_index`.
-/// - A chunk > 0 whose `master_chunk_index` is below the open message's chunk 0 is stale (it
-///   belongs to an interrupted message) and is dropped; so is an `audio_end` that follows
-///   such a stale event.
-/// - Older per-image variant: `animation_chunk_metadata` (the plan) and an audio-only
+/// The rules, in the protocol's terms (see `docs/Protocol.md`, "Message identity"):
+/// - **Only a new chunk 0 starts a message.** A `receive_audio` with `chunk_index == 0` opens a
+///   message (and so interrupts the one playing) unless it is a re-send of the open message's
+///   chunk 0: the same audio and plan with the same `master_chunk_index`, or, when either has
+///   none, while that message is still being received. Nothing else opens or interrupts a message.
+/// - **Images belong to no message.** `overlay_id` is a content key (one id, one image), so
+///   batches, per-image events and `first_frame_image` only fill the image store; a re-sent or
+///   late batch costs a dedupe, never a message. A chunk is ready from its plan's ids.
+/// - **Chunks after chunk 0** join the open message when their `master_chunk_index` says so
+///   (`master - base == chunk_index`), or, without a usable master, when the open message has
+///   no chunk of that index yet and has not ended. One with a master below the open message's
+///   chunk 0 is stale (an interrupted message) and dropped; a re-send of a chunk the open
+///   message has is dropped as a duplicate; a chunk that cannot be the open message's (its
+///   index is taken by other content, or the message ended) is parked as *early* and joins the
+///   next message its master fits, or is dropped after ``earlyTimeout``.
+/// - **`audio_end`** ends the open message unless the last speech event was stale; a later
+///   chunk whose master proves it belongs to the message reopens it (the `audio_end` was an
+///   interrupted message's).
+/// - **`chunk_images_ready`** names a chunk index only: it is credited to the open message's
+///   chunk of that index once that chunk's plan is here; before, it waits, and a new message
+///   keeps only a chunk-0 one (chunks after 0 cannot precede their chunk 0).
+/// - **Older per-image variant:** `animation_chunk_metadata` (the plan) and an audio-only
 ///   `receive_audio` of the same chunk are paired, whichever comes first. Audio without a plan
 ///   waits ``pairingTimeout`` seconds for one, then plays with mouthless slots for its
 ///   duration, so no audio is ever lost.
+/// - **An interrupt from the app** (``interrupt()``) ends the open message for good: its later
+///   chunks are dropped.
 public struct SpeechReceiver: Sendable {
   /// What the owner must do.
   public enum Action: Sendable, Equatable {
     /// Give this plan to the engine, and keep the chunk's audio (nil: none) for when the engine
     /// starts it.
     case enqueue(ChunkPlan, audio: Data?)
-    /// Decode these images for `message` (their keys are the overlay ids).
-    case decode([EncodedOverlay], chunk: Int, message: MessageID)
+    /// Decode these images (their keys are the overlay ids); `chunk` is the event's chunk
+    /// index, for logs.
+    case decode([EncodedOverlay], chunk: Int)
     /// These images will not come (rejected in the event): the engine draws their frames
     /// without them.
     case imagesFailed([String])
-    /// `chunk_images_ready` for the chunk of `message`.
+    /// `chunk_images_ready` for the chunk of `message`: nothing more is coming for it.
     case imagesSent(chunk: Int, message: MessageID, total: Int)
     /// `audio_end` of the open message.
     case audioEnded(MessageID)
-    /// An event was dropped as stale (it belongs to an interrupted message).
-    case stale(event: String, chunk: Int?)
+    /// An event was dropped: see ``DropReason``.
+    case dropped(event: String, chunk: Int?, reason: DropReason)
+    /// Frames of a plan were rejected (the frame only: its slot plays without a mouth);
+    /// `code` names why (e.g. `noPlacement`).
+    case framesRejected(code: String, count: Int, chunk: Int)
   }
 
-  private struct Open: Sendable {
+  /// Why a speech event was dropped.
+  public enum DropReason: String, Sendable, Equatable {
+    /// It belongs to an interrupted (older) message.
+    case stale
+    /// A re-send of something already received.
+    case duplicate
+    /// A chunk after chunk 0 whose message's chunk 0 never came within ``earlyTimeout``.
+    case orphan
+  }
+
+  private struct Message: Sendable {
     let id: MessageID
-    var masterBase: Int?
-    var chunk0Audio = false
-    var chunk0Plan = false
-    var chunk0Batches: Set<Int> = []
-    var pastChunk0 = false
+    /// `master_chunk_index` of chunk 0.
+    var base: Int?
+    /// What identifies each chunk received: its master and a fingerprint of its content.
+    var chunks: [Int: ChunkSeen] = [:]
     var ended = false
+    var interrupted = false
   }
 
-  private struct Pending: Sendable {
+  private struct ChunkSeen: Sendable, Equatable {
+    var master: Int?
+    var fingerprint: Int
+    var totalImages: Int
+  }
+
+  private struct AudioWaiting: Sendable {
     var message: MessageID
-    var audio: Data?
-    var frames: [PlannedFrame]?
+    var audio: Data
+    var since: Double
+  }
+
+  private struct Early: Sendable {
+    var chunk: AudioChunk
     var since: Double
   }
 
   /// How long an audio-only chunk waits for its `animation_chunk_metadata`, in seconds.
   public var pairingTimeout: Double
+  /// How long a chunk that arrived before its message's chunk 0 waits for it, in seconds.
+  public var earlyTimeout: Double
   /// The speaking frame rate, for the mouthless slots of a chunk without a plan.
   public var speakingFPS: Double
-  private var open: Open?
+  private var open: Message?
   private var nextMessage = 0
-  private var lastEventMessage: MessageID?
-  private var pending: [Int: Pending] = [:]
+  private var lastEventStale = false
+  /// Audio-only chunks of the open message waiting for their plan, by chunk index.
+  private var awaitingPlan: [Int: AudioWaiting] = [:]
+  /// `animation_chunk_metadata` plans not paired yet, by chunk index.
+  private var plans: [Int: (frames: [PlannedFrame], fingerprint: Int)] = [:]
+  /// `chunk_images_ready` whose chunk's plan is not here yet: chunk index → total.
+  private var readyAhead: [Int: Int] = [:]
+  private var early: [Early] = []
+
+  /// The most chunks parked as early at once; the oldest goes first.
+  public static let earlyLimit = 16
 
   /// Creates a receiver; message numbers start at 0.
-  public init(pairingTimeout: Double = 0.5, speakingFPS: Double = 30) {
+  public init(pairingTimeout: Double = 0.5, earlyTimeout: Double = 1, speakingFPS: Double = 30) {
     self.pairingTimeout = pairingTimeout
+    self.earlyTimeout = earlyTimeout
     self.speakingFPS = speakingFPS
   }
 
@@ -89,21 +135,22 @@ public struct SpeechReceiver: Sendable {
     case .audioChunk(let chunk):
       return audioChunk(chunk, now: now)
     case .frameImagesBatch(let batch):
-      return images(batch.frames, chunk: batch.chunkIndex, batchIndex: batch.batchIndex)
+      return images(batch.frames, chunk: batch.chunkIndex)
     case .frameImage(let frame):
-      return images([frame], chunk: frame.chunkIndex ?? 0, batchIndex: nil)
+      return images([frame], chunk: frame.chunkIndex ?? 0)
     case .chunkImagesReady(let chunk, let total):
-      guard let id = attribute(chunk: chunk) else {
-        return [.stale(event: "chunk_images_ready", chunk: chunk)]
-      }
-      return [.imagesSent(chunk: chunk, message: id, total: total)]
+      return imagesReady(chunk: chunk, total: total)
     case .audioEnd:
-      guard let current = open, lastEventMessage == current.id, !current.ended else {
-        return [.stale(event: "audio_end", chunk: nil)]
+      guard var current = open, !lastEventStale, !current.ended, !current.interrupted else {
+        return [
+          .dropped(
+            event: "audio_end", chunk: nil, reason: open?.ended == true ? .duplicate : .stale)
+        ]
       }
-      open?.ended = true
+      current.ended = true
+      open = current
       // Audio still waiting for its plan plays now: nothing more will come.
-      return flushPending(of: current.id) + [.audioEnded(current.id)]
+      return flushAwaiting() + [.audioEnded(current.id)]
     case .animationChunkMetadata(let metadata):
       return metadataPlan(metadata, now: now)
     default:
@@ -111,149 +158,231 @@ public struct SpeechReceiver: Sendable {
     }
   }
 
-  /// Plays audio that waited longer than ``pairingTimeout`` for its plan.
+  /// Plays audio that waited longer than ``pairingTimeout`` for its plan, and drops early
+  /// chunks that waited longer than ``earlyTimeout`` for their chunk 0.
   public mutating func expire(now: Double) -> [Action] {
     var actions: [Action] = []
-    for (chunk, entry) in pending.sorted(by: { $0.key < $1.key })
-    where entry.audio != nil && now - entry.since >= pairingTimeout {
-      pending[chunk] = nil
-      actions.append(enqueueAction(chunk: chunk, entry))
+    for (index, entry) in awaitingPlan.sorted(by: { $0.key < $1.key })
+    where now - entry.since >= pairingTimeout {
+      awaitingPlan[index] = nil
+      actions.append(
+        enqueueAction(index: index, message: entry.message, frames: nil, audio: entry.audio))
+    }
+    while let first = early.first, now - first.since >= earlyTimeout {
+      early.removeFirst()
+      actions.append(
+        .dropped(event: "receive_audio", chunk: first.chunk.chunkIndex, reason: .orphan))
     }
     return actions
   }
 
-  /// The connection is gone: audio waiting for a plan plays now.
+  /// The connection is gone: audio waiting for a plan plays now, and the open message can get
+  /// nothing more (after a reconnect, the same words again are a new message).
   public mutating func connectionLost() -> [Action] {
-    guard let id = open?.id else { return [] }
-    return flushPending(of: id)
+    let actions = flushAwaiting()
+    open?.ended = true
+    readyAhead = [:]
+    early = []
+    return actions
   }
 
-  // MARK: - Attribution
-
-  private mutating func openMessage() -> MessageID {
-    let id = MessageID(nextMessage)
-    nextMessage += 1
-    open = Open(id: id)
-    pending = [:]
-    return id
+  /// The app interrupted the open message: its later chunks are dropped as stale.
+  public mutating func interrupt() {
+    open?.interrupted = true
+    awaitingPlan = [:]
+    readyAhead = [:]
   }
 
-  /// The message of an event of chunk `chunk` that is not a chunk-0 opener.
-  private mutating func attribute(chunk: Int, master: Int? = nil) -> MessageID? {
-    if let current = open {
-      if chunk > 0, let master, let base = current.masterBase, master < base {
-        lastEventMessage = nil
-        return nil
-      }
-      if chunk > 0 { open?.pastChunk0 = true }
-      lastEventMessage = current.id
-      return current.id
-    }
-    let id = openMessage()
-    if chunk > 0 { open?.pastChunk0 = true }
-    lastEventMessage = id
-    return id
-  }
+  // MARK: - Chunks
 
   private mutating func audioChunk(_ chunk: AudioChunk, now: Double) -> [Action] {
     let frames = Self.plannedFrames(chunk)
+    let seen = ChunkSeen(
+      master: chunk.masterChunkIndex, fingerprint: Self.fingerprint(chunk.audio, frames),
+      totalImages: chunk.totalFrameImages)
+    var actions: [Action] = []
     let id: MessageID
     if chunk.chunkIndex == 0 {
-      if let current = open, !current.chunk0Audio, !current.pastChunk0, !current.ended,
-        frames.isEmpty || !current.chunk0Plan
-      {
-        id = current.id  // the audio of a message its batches (or plan) opened
-      } else {
-        id = openMessage()
+      if let current = open, isResend(seen, of: 0, in: current) {
+        lastEventStale = false
+        return [.dropped(event: "receive_audio", chunk: 0, reason: .duplicate)]
       }
-      open?.chunk0Audio = true
-      open?.masterBase = chunk.masterChunkIndex
-      lastEventMessage = id
-    } else {
-      guard let owner = attribute(chunk: chunk.chunkIndex, master: chunk.masterChunkIndex) else {
-        return [.stale(event: "receive_audio", chunk: chunk.chunkIndex)]
-      }
-      id = owner
-    }
-    var actions: [Action] = []
-    if let first = chunk.firstFrameImage, let sheet = first.sheetFilename,
-      let frame = chunk.animations.lazy.flatMap({ $0.sections.joined() }).first(where: {
-        !$0.isRejected
-      }), frame.sheetFilename == sheet
-    {
-      // `first_frame_image`: the first mouth, ahead of its batch.
-      actions.append(
-        .decode(
-          [EncodedOverlay(key: frame.overlayId, data: first.image.data)], chunk: chunk.chunkIndex,
-          message: id))
-    }
-    if frames.isEmpty {
-      // Audio only: pair it with its plan (older variant), or play it without one later.
-      if var entry = pending[chunk.chunkIndex], entry.message == id, let planned = entry.frames {
-        pending[chunk.chunkIndex] = nil
-        entry.audio = chunk.audio
-        entry.frames = planned
-        actions.append(enqueueAction(chunk: chunk.chunkIndex, entry))
-      } else {
-        pending[chunk.chunkIndex] = Pending(
-          message: id, audio: chunk.audio, frames: nil, since: now)
+      id = openMessage(base: chunk.masterChunkIndex)
+      open?.chunks[0] = seen
+      actions += firstFrame(chunk)
+      actions += accept(chunk, frames: frames, message: id, now: now)
+      // Chunks that came before this chunk 0 and fit it.
+      let base = chunk.masterChunkIndex
+      let adopted = early.filter { Self.fits($0.chunk, base: base) }
+      early.removeAll { Self.fits($0.chunk, base: base) }
+      for entry in adopted.sorted(by: { $0.chunk.chunkIndex < $1.chunk.chunkIndex }) {
+        actions += audioChunk(entry.chunk, now: now)
       }
       return actions
     }
-    if chunk.chunkIndex == 0 { open?.chunk0Plan = true }
-    actions.append(
-      .enqueue(ChunkPlan(index: chunk.chunkIndex, frames: frames, message: id), audio: chunk.audio))
+    switch place(chunk, seen: seen) {
+    case .stale:
+      lastEventStale = true
+      return [.dropped(event: "receive_audio", chunk: chunk.chunkIndex, reason: .stale)]
+    case .duplicate:
+      lastEventStale = false
+      return [.dropped(event: "receive_audio", chunk: chunk.chunkIndex, reason: .duplicate)]
+    case .early:
+      if early.count >= Self.earlyLimit {
+        let dropped = early.removeFirst()
+        actions.append(
+          .dropped(event: "receive_audio", chunk: dropped.chunk.chunkIndex, reason: .orphan))
+      }
+      early.append(Early(chunk: chunk, since: now))
+      return actions
+    case .open(let reopens):
+      lastEventStale = false
+      guard var current = open else { return [] }
+      if reopens { current.ended = false }
+      current.chunks[chunk.chunkIndex] = seen
+      open = current
+      actions += firstFrame(chunk)
+      actions += accept(chunk, frames: frames, message: current.id, now: now)
+      return actions
+    }
+  }
+
+  private enum Placement {
+    case stale, duplicate, early
+    /// The open message's; `reopens`: its master proves it, after an `audio_end`.
+    case open(reopens: Bool)
+  }
+
+  /// Where a chunk after chunk 0 goes (see the type's rules).
+  private func place(_ chunk: AudioChunk, seen: ChunkSeen) -> Placement {
+    guard let current = open else { return .early }
+    let index = chunk.chunkIndex
+    if let master = chunk.masterChunkIndex, let base = current.base {
+      if master < base { return .stale }
+      if isResend(seen, of: index, in: current) { return .duplicate }
+      if current.interrupted { return .stale }
+      if master - base == index { return .open(reopens: current.ended) }
+      if current.chunks[index] != nil || current.ended { return .early }
+      return .open(reopens: false)
+    }
+    if isResend(seen, of: index, in: current) { return .duplicate }
+    if current.interrupted && current.chunks[index] == nil { return .stale }
+    if current.chunks[index] != nil || current.ended || current.interrupted { return .early }
+    return .open(reopens: false)
+  }
+
+  /// Whether `seen` is the chunk `index` `message` already has: the same master when both
+  /// have one, else the same content.
+  private func isResend(_ seen: ChunkSeen, of index: Int, in message: Message) -> Bool {
+    guard let known = message.chunks[index], known.fingerprint == seen.fingerprint else {
+      return false
+    }
+    if let a = known.master, let b = seen.master { return a == b }
+    // Without masters, the same content is a re-send only while the message is received: a
+    // later message may say the same thing again.
+    return !(index == 0 && message.ended)
+  }
+
+  private static func fits(_ chunk: AudioChunk, base: Int?) -> Bool {
+    guard let base, let master = chunk.masterChunkIndex else { return true }
+    return master - base == chunk.chunkIndex
+  }
+
+  /// The plan and audio of a chunk placed in `message`: enqueued, or paired later.
+  private mutating func accept(
+    _ chunk: AudioChunk, frames: [PlannedFrame], message: MessageID, now: Double
+  ) -> [Action] {
+    let index = chunk.chunkIndex
+    var actions: [Action] = []
+    let unplaced = Self.unplacedFrames(chunk)
+    if unplaced > 0 {
+      actions.append(.framesRejected(code: "noPlacement", count: unplaced, chunk: index))
+    }
+    if frames.isEmpty {
+      // Audio only: pair it with its plan (older variant), or play it without one later.
+      if let plan = plans.removeValue(forKey: index) {
+        actions.append(
+          enqueueAction(index: index, message: message, frames: plan.frames, audio: chunk.audio))
+      } else {
+        awaitingPlan[index] = AudioWaiting(message: message, audio: chunk.audio, since: now)
+        return actions
+      }
+    } else {
+      actions.append(
+        .enqueue(ChunkPlan(index: index, frames: frames, message: message), audio: chunk.audio))
+    }
+    if let total = readyAhead.removeValue(forKey: index) {
+      actions.append(.imagesSent(chunk: index, message: message, total: total))
+    }
     return actions
+  }
+
+  private mutating func openMessage(base: Int?) -> MessageID {
+    let id = MessageID(nextMessage)
+    nextMessage += 1
+    open = Message(id: id, base: base)
+    lastEventStale = false
+    awaitingPlan = [:]
+    // Chunks after 0 cannot precede their chunk 0: what waits for them was the old message's.
+    readyAhead = readyAhead.filter { $0.key == 0 }
+    plans = plans.filter { $0.key == 0 }
+    return id
+  }
+
+  /// `first_frame_image`: the first mouth, ahead of its batch.
+  private func firstFrame(_ chunk: AudioChunk) -> [Action] {
+    guard let first = chunk.firstFrameImage, let sheet = first.sheetFilename,
+      let frame = chunk.animations.lazy.flatMap({ $0.sections.joined() }).first(where: {
+        !$0.isRejected
+      }), frame.sheetFilename == sheet
+    else { return [] }
+    return [
+      .decode(
+        [EncodedOverlay(key: frame.overlayId, data: first.image.data)], chunk: chunk.chunkIndex)
+    ]
   }
 
   private mutating func metadataPlan(_ metadata: AnimationChunkMetadata, now: Double) -> [Action] {
     let frames = metadata.sections.flatMap { section in
       section.frames.map { Self.plannedFrame($0, zone: nil) }
     }
-    let id: MessageID
-    if metadata.chunkIndex == 0 {
-      if let current = open, !current.chunk0Plan, !current.pastChunk0, !current.ended {
-        id = current.id
-      } else {
-        id = openMessage()
+    let index = metadata.chunkIndex
+    if let waiting = awaitingPlan.removeValue(forKey: index) {
+      lastEventStale = false
+      var actions = [
+        enqueueAction(index: index, message: waiting.message, frames: frames, audio: waiting.audio)
+      ]
+      if let total = readyAhead.removeValue(forKey: index) {
+        actions.append(.imagesSent(chunk: index, message: waiting.message, total: total))
       }
-      open?.chunk0Plan = true
-      lastEventMessage = id
-    } else {
-      guard let owner = attribute(chunk: metadata.chunkIndex) else {
-        return [.stale(event: "animation_chunk_metadata", chunk: metadata.chunkIndex)]
-      }
-      id = owner
+      return actions
     }
-    if var entry = pending[metadata.chunkIndex], entry.message == id, entry.audio != nil {
-      pending[metadata.chunkIndex] = nil
-      entry.frames = frames
-      return [enqueueAction(chunk: metadata.chunkIndex, entry)]
+    let fingerprint = Self.fingerprint(Data(), frames)
+    if let current = open, current.chunks[index] != nil,
+      plansSent[current.id]?[index] == fingerprint
+    {
+      return [.dropped(event: "animation_chunk_metadata", chunk: index, reason: .duplicate)]
     }
-    pending[metadata.chunkIndex] = Pending(message: id, audio: nil, frames: frames, since: now)
+    plans[index] = (frames, fingerprint)
     return []
   }
 
-  private mutating func images(_ frames: [OverlayFrame], chunk: Int, batchIndex: Int?) -> [Action] {
-    let id: MessageID
-    if chunk == 0 {
-      let reopens: Bool
-      if let current = open {
-        reopens =
-          current.ended || current.pastChunk0
-          || batchIndex.map { current.chunk0Batches.contains($0) } ?? false
-      } else {
-        reopens = true
+  /// Fingerprints of the metadata plans paired in the open message, to spot re-sends.
+  private var plansSent: [MessageID: [Int: Int]] = [:]
+
+  private mutating func imagesReady(chunk: Int, total: Int) -> [Action] {
+    if let current = open, current.chunks[chunk] != nil, awaitingPlan[chunk] == nil {
+      if chunk == 0 && (current.ended || current.chunks.count > 1) {
+        // Maybe the next message's, ahead of its chunk 0: kept for it too.
+        readyAhead[0] = total
       }
-      if let current = open, !reopens { id = current.id } else { id = openMessage() }
-      if let batchIndex { open?.chunk0Batches.insert(batchIndex) }
-      lastEventMessage = id
-    } else {
-      guard let owner = attribute(chunk: chunk) else {
-        return [.stale(event: "receive_frame_images_batch", chunk: chunk)]
-      }
-      id = owner
+      return [.imagesSent(chunk: chunk, message: current.id, total: total)]
     }
+    readyAhead[chunk] = total
+    return []
+  }
+
+  private func images(_ frames: [OverlayFrame], chunk: Int) -> [Action] {
     var encoded: [EncodedOverlay] = []
     var failed: [String] = []
     encoded.reserveCapacity(frames.count)
@@ -266,32 +395,44 @@ public struct SpeechReceiver: Sendable {
     }
     var actions: [Action] = []
     if !failed.isEmpty { actions.append(.imagesFailed(failed)) }
-    if !encoded.isEmpty { actions.append(.decode(encoded, chunk: chunk, message: id)) }
+    if !encoded.isEmpty { actions.append(.decode(encoded, chunk: chunk)) }
     return actions
   }
 
-  private mutating func flushPending(of id: MessageID) -> [Action] {
+  private mutating func flushAwaiting() -> [Action] {
     var actions: [Action] = []
-    for (chunk, entry) in pending.sorted(by: { $0.key < $1.key })
-    where entry.message == id && entry.audio != nil {
-      pending[chunk] = nil
-      actions.append(enqueueAction(chunk: chunk, entry))
+    for (index, entry) in awaitingPlan.sorted(by: { $0.key < $1.key }) {
+      awaitingPlan[index] = nil
+      actions.append(
+        enqueueAction(index: index, message: entry.message, frames: nil, audio: entry.audio))
     }
     return actions
   }
 
-  private func enqueueAction(chunk: Int, _ entry: Pending) -> Action {
-    var frames = entry.frames ?? []
-    if frames.isEmpty, let audio = entry.audio, let timing = try? MP3Timing(parsing: audio) {
+  private mutating func enqueueAction(
+    index: Int, message: MessageID, frames: [PlannedFrame]?, audio: Data
+  ) -> Action {
+    if let frames, !frames.isEmpty {
+      plansSent[message, default: [:]][index] = Self.fingerprint(Data(), frames)
+      plansSent = plansSent.filter { $0.key == message }
+    }
+    var frames = frames ?? []
+    if frames.isEmpty, let timing = try? MP3Timing(parsing: audio) {
       // No plan: the audio's duration in mouthless slots, so the audio still plays on time.
       let slots = Int((timing.duration * speakingFPS).rounded())
       frames = Array(repeating: .continuation(animation: .idleForward), count: max(0, slots))
     }
-    return .enqueue(
-      ChunkPlan(index: chunk, frames: frames, message: entry.message), audio: entry.audio)
+    return .enqueue(ChunkPlan(index: index, frames: frames, message: message), audio: audio)
   }
 
   // MARK: - Plans
+
+  static func fingerprint(_ audio: Data, _ frames: [PlannedFrame]) -> Int {
+    var hasher = Hasher()
+    hasher.combine(audio)
+    hasher.combine(frames)
+    return hasher.finalize()
+  }
 
   /// The engine's frames of a `receive_audio` plan: one slot per frame object, in order, a
   /// rejected frame object as a mouthless slot that keeps its time.
@@ -303,15 +444,31 @@ public struct SpeechReceiver: Sendable {
     }
   }
 
+  /// Frames of a plan with neither `coordinates` nor a `zone_top_left` (their own or their
+  /// section's): nowhere to draw their mouth.
+  static func unplacedFrames(_ chunk: AudioChunk) -> Int {
+    chunk.animations.reduce(0) { count, animation in
+      count
+        + animation.sections.joined().filter {
+          !$0.isRejected && $0.matchedSpriteFrameNumber >= 0 && $0.coordinates == nil
+            && $0.zoneTopLeft == nil && animation.zoneTopLeft == nil
+        }.count
+    }
+  }
+
   static func plannedFrame(_ frame: OverlayFrame, zone: SIMD2<Double>?) -> PlannedFrame {
     guard !frame.isRejected, frame.matchedSpriteFrameNumber >= 0 else {
       return .continuation(animation: frame.animationName)
     }
     var frame = frame
     if frame.zoneTopLeft == nil { frame.zoneTopLeft = zone }
+    guard let placement = frame.placement else {
+      // Neither coordinates nor a zone: the base frame plays, without a mouth.
+      return PlannedFrame(
+        animation: frame.animationName, baseFrame: frame.matchedSpriteFrameNumber, layers: [])
+    }
     return PlannedFrame(
       key: frame.overlayId, animation: frame.animationName,
-      baseFrame: frame.matchedSpriteFrameNumber,
-      rect: frame.placement ?? PlacementRect(x: 0, y: 0, width: 0, height: 0))
+      baseFrame: frame.matchedSpriteFrameNumber, rect: placement)
   }
 }

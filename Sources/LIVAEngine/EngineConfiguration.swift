@@ -15,9 +15,26 @@ public struct EngineConfiguration: Sendable, Equatable {
   /// ...or once this long has passed since it could have started, with what is ready
   /// (its first frame at least). Default 0.5 s.
   public var startTimeout: Double = 0.5
-  /// At a chunk boundary, the longest hold of the last frame while the next chunk is not ready
-  /// (or not yet announced); then go on with what is ready, or finish. Default 1 s.
-  public var maxBoundaryHold: Double = 1
+  /// Seconds a queued chunk waits for its first mouth at most: then it starts without it (its
+  /// audio and its time go on; mouths that come later are drawn).
+  public var maxStartWait: Double = 1.5
+  /// At a chunk boundary, the longest wait for the next chunk while it is not ready (or not yet
+  /// announced); then go on with what is ready, or finish. The last frame is held, mouth and
+  /// all, only for ``boundaryGrace``; the rest of the wait moves without a mouth, so a speech
+  /// service that stalls 1.5 s is waited for. Default 3 s.
+  public var maxBoundaryHold: Double = 3
+  /// At a chunk boundary, how long the last frame is held, mouth and all, while the next chunk
+  /// is late. Past it the mouth closes and the body keeps moving: the base animation rocks back
+  /// and forth next to the frame the chunk ended on (``boundaryBreathFrames``), one base frame
+  /// a slot at ``speakingFPS``, until the chunk comes or the wait ends
+  /// (``maxBoundaryHold``). The late chunk then starts without a pop: the body first walks back
+  /// next to the chunk's first frame, and its audio starts when that frame is drawn, as always.
+  /// A mouth is never shown for this long after its chunk's audio ended. Default 0.2 s.
+  public var boundaryGrace: Double = 0.2
+  /// How far the body moves while waiting past ``boundaryGrace``: at most this many base frames
+  /// back from the frame the chunk ended on (forwards when that is the animation's first
+  /// frame). Also the most slots the walk back takes when the chunk comes. Default 4.
+  public var boundaryBreathFrames: Int = 4
   /// Consecutive frame slots an unready overlay may hold the picture before it is skipped
   /// (and counted). Default 15.
   public var maxConsecutiveOverlayHolds: Int = 15

@@ -23,7 +23,10 @@ extension State {
     if ready >= needed { return true }
     let since = chunk.waitingSince ?? clock
     queue[position].waitingSince = since
-    return ready > 0 && clock - since + State.epsilon >= configuration.startTimeout
+    let waited = clock - since + State.epsilon
+    // With no mouth at all after the longest wait, the chunk starts anyway: its audio and its
+    // time are worth more than mouths that may never come.
+    return ready > 0 && waited >= configuration.startTimeout || waited >= configuration.maxStartWait
   }
 
   /// Starts the head chunk and tries to show its first frame in this slot.
@@ -36,6 +39,7 @@ extension State {
     }
     playing = PlayingChunk(chunk: queue.removeFirst())
     boundarySince = nil
+    boundaryWait = nil
     setMode(.talking)
     advanceSpeech(to: 0, configuration)
   }
@@ -86,8 +90,20 @@ extension State {
       return
     }
     guard let index = resolvedIndex(of: frame) else {
+      // Its animation is not here: the animation on screen goes on without a mouth, so the
+      // chunk keeps its time and its audio.
       warn(.missingAnimation, "\(frame.animation) is not available", chunk: id, frame: target)
-      skipOverlay(target)
+      guard let next = continuationCursor() else {
+        skipOverlay(target)
+        return
+      }
+      metrics.mouthlessFrames += 1
+      current.consumed = target
+      playing = current
+      show(
+        next.animation, next.index,
+        overlay: ShownOverlay(
+          chunk: id, index: target, frame: .continuation(animation: frame.animation)))
       return
     }
     var drawnFrame = frame
@@ -95,7 +111,11 @@ extension State {
       let waiting = frame.layers.first {
         !readyKeys.contains($0.key) && !failedKeys.contains($0.key)
       }
-      if let waiting, !current.chunk.imagesComplete, !current.overdue {
+      // An image on its way is waited for even when the chunk's images were all sent; one
+      // that never came is not.
+      if let waiting, !current.chunk.imagesComplete || inFlightKeys.contains(waiting.key),
+        !current.overdue
+      {
         guard
           noteHold(.overlayNotReady(key: waiting.key), configuration)
             > configuration.maxConsecutiveOverlayHolds
@@ -153,6 +173,7 @@ extension State {
     if let next = queue.first, next.id.message == current.chunk.id.message {
       let contiguous = next.id.index == current.chunk.id.index + 1
       if contiguous && isStartable(0, configuration) || holdOver {
+        if walkBack(before: next, configuration) { return }
         if !contiguous {
           warn(
             .chunkGap, "chunk \(current.chunk.id.index + 1) never came", chunk: next.id,
@@ -167,7 +188,72 @@ extension State {
       endSpeech(configuration)
       return
     }
-    noteHold(.waitingForNextChunk, configuration)
+    // The last mouth stays for less than the grace (the next slot would reach it), then closes.
+    let slot = 1 / configuration.speakingFPS
+    if boundaryWait != nil
+      || clock - since + slot + State.epsilon >= configuration.boundaryGrace
+    {
+      breathe(configuration)
+    } else {
+      noteHold(.waitingForNextChunk, configuration)
+    }
+  }
+
+  /// A wait at a chunk boundary past the grace: no mouth, and the body keeps moving, one base
+  /// frame a slot, back and forth between the frame the chunk ended on and
+  /// ``EngineConfiguration/boundaryBreathFrames`` before it (after it, when it is its
+  /// animation's first frame). Neighbouring frames only: never a pop.
+  private mutating func breathe(_ configuration: EngineConfiguration) {
+    guard let cursor, let count = graph.frameCount(of: cursor.animation) else {
+      noteHold(.waitingForNextChunk, configuration)
+      return
+    }
+    if boundaryWait == nil {
+      // Away from where the next chunk most likely starts (the frame after this one).
+      boundaryWait = BoundaryWait(
+        anchor: cursor, step: cursor.index > 0 ? -1 : 1, lastMove: -Double.infinity)
+      metrics.boundaryWaits += 1
+    }
+    guard var wait = boundaryWait,
+      clock - wait.lastMove + State.epsilon >= 1 / configuration.speakingFPS
+    else { return }
+    let reach = max(1, configuration.boundaryBreathFrames)
+    let anchor = wait.anchor.index
+    let range =
+      anchor > 0 ? max(0, anchor - reach)...anchor : anchor...min(count - 1, anchor + reach)
+    wait.lastMove = clock
+    defer { boundaryWait = wait }
+    if range.count < 2 {
+      // A one-frame animation: the mouth closes, the body cannot move.
+      guard shown != nil else { return }
+      show(cursor.animation, cursor.index)
+    } else {
+      if !range.contains(cursor.index + wait.step) { wait.step = -wait.step }
+      show(cursor.animation, cursor.index + wait.step)
+    }
+    metrics.boundaryWaitFrames += 1
+  }
+
+  /// After a wait past the grace, the late chunk `next` may start once its first frame
+  /// continues the picture: until then the body walks back, a frame a slot, toward the frame
+  /// the previous chunk ended on (which the backend's next frame continues). Returns whether
+  /// the chunk must wait for that walk.
+  private mutating func walkBack(
+    before next: QueuedChunk, _ configuration: EngineConfiguration
+  ) -> Bool {
+    guard var wait = boundaryWait, let cursor, cursor.animation == wait.anchor.animation,
+      cursor.index != wait.anchor.index, let first = next.frames.first,
+      !first.isContinuation, let index = resolvedIndex(of: first),
+      !isContinuous(from: cursor, to: Cursor(animation: first.animation, index: index))
+    else { return false }
+    guard clock - wait.lastMove + State.epsilon >= 1 / configuration.speakingFPS else {
+      return true
+    }
+    wait.lastMove = clock
+    boundaryWait = wait
+    show(cursor.animation, cursor.index + (wait.anchor.index > cursor.index ? 1 : -1))
+    metrics.boundaryWaitFrames += 1
+    return true
   }
 
   private mutating func finishChunk() {
@@ -176,12 +262,14 @@ extension State {
     metrics.chunksFinished += 1
     playing = nil
     boundarySince = nil
+    boundaryWait = nil
   }
 
   /// No more overlays for now: finish the base animation, then return to idle.
   mutating func endSpeech(_ configuration: EngineConfiguration) {
     playing = nil
     boundarySince = nil
+    boundaryWait = nil
     if let current = message, current.speaking {
       message?.speaking = false
       out.append(.speakingEnded(current.id, interrupted: false))
@@ -192,6 +280,7 @@ extension State {
   }
 
   mutating func closeMessage() {
+    closedSeenIndexes = message?.seenIndexes
     message = nil
     lastMessageClosed = true
     completeIndexes = []
@@ -204,16 +293,25 @@ extension State {
     }
     if let owner = plan.message {
       // The owner numbers messages: newer opens (and interrupts), older is stale.
-      if let newest = newestMessage, owner < newest || (owner == newest && message == nil) {
+      if let newest = newestMessage,
+        owner < newest || (owner == newest && message == nil && interruptedNewest)
+      {
         warn(
           .chunkRejected, "chunk \(plan.index) of \(owner) is stale (\(newest) is newer)",
           protocolIssue: true)
         return
       }
-      if message?.id != owner {
+      if message == nil, owner == newestMessage, let seen = closedSeenIndexes {
+        // A chunk of the message that closed after an `audio_end` its owner took back: the
+        // message goes on.
+        openMessage(owner)
+        message?.seenIndexes = seen
+      } else if message?.id != owner {
         interrupt(configuration)
         if message != nil { closeMessage() }
         openMessage(owner)
+      } else if message?.audioEnded == true {
+        message?.audioEnded = false  // the owner took its `audio_end` back
       }
     } else if plan.index == 0 {
       interrupt(configuration)
@@ -257,7 +355,13 @@ extension State {
     nextMessageNumber = max(nextMessageNumber, id.rawValue + 1)
     newestMessage = id
     lastMessageClosed = false
-    failedKeys = []
+    interruptedNewest = false
+    // Failed images stay failed (content keys: one id, one image) until one is ready; only
+    // a set grown large is trimmed to the keys of chunks still to play.
+    if failedKeys.count > 4_096 {
+      let needed = Set(queue.lazy.flatMap(\.keys))
+      failedKeys = failedKeys.filter { needed.contains($0) }
+    }
   }
 
   /// The connection is gone: nothing more can come for the open message. Its chunks play
@@ -283,9 +387,11 @@ extension State {
       out.append(.speakingEnded(current.id, interrupted: true))
     }
     metrics.interrupts += 1
+    interruptedNewest = true
     playing = nil
     queue = []
     boundarySince = nil
+    boundaryWait = nil
     closeMessage()
     if shown != nil {
       shown = nil

@@ -66,6 +66,14 @@ struct State: Sendable {
     var seenIndexes: Set<Int> = []
   }
 
+  /// A wait at a chunk boundary past the grace: the frame the chunk ended on, which way the
+  /// body moves now, and when it last moved.
+  struct BoundaryWait: Sendable {
+    var anchor: Cursor
+    var step: Int
+    var lastMove: Double
+  }
+
   struct HoldTrack: Sendable {
     var kind: HoldReason.Kind
     var since: Double
@@ -111,11 +119,19 @@ struct State: Sendable {
   var playing: PlayingChunk?
   var queue: [QueuedChunk] = []
   var boundarySince: Double?
+  var boundaryWait: BoundaryWait?
   var readyKeys: Set<String> = []
   /// Images that will not come from the requests made so far (decode failed, rejected, shed):
   /// their mouths are drawn without waiting. A later ``imageReady`` of the key clears it.
   var failedKeys: Set<String> = []
   var completeIndexes: Set<Int> = []
+  /// Images received and still decoding: waited for even in a chunk whose images were all
+  /// sent.
+  var inFlightKeys: Set<String> = []
+  /// The newest message was interrupted: none of its chunks may open it again.
+  var interruptedNewest = false
+  /// The chunk indexes the last closed message had, should its owner reopen it.
+  var closedSeenIndexes: Set<Int>?
   var requests: [AnimationName] = []
 
   var metrics = EngineMetrics()
@@ -196,6 +212,11 @@ struct State: Sendable {
   /// same animation (forwards or backwards), or one key pose shared by both (the end or start
   /// frame of one animation, then the start or end frame of another at that pose).
   func isContinuous(from previous: DrawnFrame, to next: Cursor) -> Bool {
+    isContinuous(from: Cursor(animation: previous.animation, index: previous.index), to: next)
+  }
+
+  /// ``isContinuous(from:to:)`` between two cursors.
+  func isContinuous(from previous: Cursor, to next: Cursor) -> Bool {
     if previous.animation == next.animation && abs(next.index - previous.index) <= 1 {
       return true
     }

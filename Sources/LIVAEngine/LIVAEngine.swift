@@ -60,6 +60,14 @@ public struct LIVAEngine: Sendable {
   public mutating func imageReady(_ key: String) {
     state.readyKeys.insert(key)
     state.failedKeys.remove(key)
+    state.inFlightKeys.remove(key)
+  }
+
+  /// Tells the engine that these images were received and are being decoded: a frame that
+  /// needs one waits for it (up to the hold cap) even once its chunk's images were all sent.
+  /// ``imageReady(_:)`` or ``imageFailed(_:)`` ends the wait.
+  public mutating func imagesInFlight(_ keys: some Sequence<String>) {
+    for key in keys where !state.readyKeys.contains(key) { state.inFlightKeys.insert(key) }
   }
 
   /// Tells the engine that these images are decoded and can be drawn.
@@ -76,6 +84,7 @@ public struct LIVAEngine: Sendable {
   /// it was rejected, or it was shed. Frames that need it are drawn on their base frame without
   /// it, at their time, instead of holding the picture; their chunk's audio plays as planned.
   public mutating func imageFailed(_ key: String) {
+    state.inFlightKeys.remove(key)
     guard !state.readyKeys.contains(key) else { return }
     state.failedKeys.insert(key)
   }
@@ -128,6 +137,7 @@ public struct LIVAEngine: Sendable {
     state.out = []
     state.interrupt(configuration)
     if state.message != nil { state.closeMessage() }
+    state.interruptedNewest = true
     return state.takeActions()
   }
 

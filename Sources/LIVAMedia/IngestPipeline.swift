@@ -131,6 +131,8 @@ public final class IngestPipeline: Sendable {
     public var shed = 0
     /// Queued images dropped because their message was cancelled.
     public var cancelled = 0
+    /// Images not queued because the same key was already queued or decoding.
+    public var deduplicated = 0
   }
 
   private struct ChunkID: Hashable {
@@ -142,6 +144,8 @@ public final class IngestPipeline: Sendable {
     var id: Int
     var overlay: EncodedOverlay
     var chunk: ChunkID
+    /// The store's owner of the image: the message, or nil (content belongs to no message).
+    var owner: Int?
   }
 
   private struct State {
@@ -153,6 +157,8 @@ public final class IngestPipeline: Sendable {
     var nextJobID = 0
     /// Jobs handed to the store and not completed; cancelling removes them.
     var active: [Int: ChunkID] = [:]
+    /// Keys queued or decoding: a re-sent image is not queued twice.
+    var queuedKeys: Set<String> = []
     /// Images of a chunk not yet done (queued or decoding).
     var pending: [ChunkID: Int] = [:]
     /// `chunk_images_ready` received while images were pending: the total it announced.
@@ -211,13 +217,21 @@ public final class IngestPipeline: Sendable {
   public var statistics: Statistics { state.withLock { $0.statistics } }
 
   /// Queues a batch of `chunk` of `message` for decoding; returns at once. Images the store
-  /// already holds are reported ready immediately; the batch's first image jumps the queue.
-  public func submit(_ batch: [EncodedOverlay], chunk: Int, message: Int) {
+  /// already holds are reported ready immediately; an image already queued or decoding is not
+  /// queued again (its one decode reports it); the batch's first image jumps the queue.
+  ///
+  /// - Parameter ownedByMessage: whether the store records `message` as the images' user
+  ///   (``OverlayImageStore/evict(message:)`` then drops them); false: they belong to no
+  ///   message (content-addressed images, claimed by whoever plans them).
+  public func submit(
+    _ batch: [EncodedOverlay], chunk: Int, message: Int, ownedByMessage: Bool = true
+  ) {
     let id = ChunkID(message: message, chunk: chunk)
+    let owner = ownedByMessage ? message : nil
     var events: [IngestEvent] = []
     var toQueue: [EncodedOverlay] = []
     for overlay in batch {
-      if store.retain(overlay.key, message: message) {
+      if store.retain(overlay.key, message: owner) {
         events.append(.imageReady(key: overlay.key, chunk: chunk, message: message))
       } else {
         toQueue.append(overlay)
@@ -226,6 +240,10 @@ public final class IngestPipeline: Sendable {
     let workersToStart: Int = state.withLock { state in
       state.statistics.ready += events.count
       for (index, overlay) in toQueue.enumerated() {
+        guard !state.queuedKeys.contains(overlay.key) else {
+          state.statistics.deduplicated += 1
+          continue
+        }
         guard state.queuedCount < configuration.maximumQueuedImages,
           state.queuedBytes + overlay.data.count <= configuration.maximumQueuedBytes
         else {
@@ -233,8 +251,9 @@ public final class IngestPipeline: Sendable {
           events.append(.imageShed(key: overlay.key, chunk: chunk, message: message))
           continue
         }
-        let job = Job(id: state.nextJobID, overlay: overlay, chunk: id)
+        let job = Job(id: state.nextJobID, overlay: overlay, chunk: id, owner: owner)
         state.nextJobID += 1
+        state.queuedKeys.insert(overlay.key)
         if index == 0 {
           state.priority.append(job)
         } else {
@@ -278,6 +297,7 @@ public final class IngestPipeline: Sendable {
       func keep(_ job: Job) -> Bool {
         guard job.chunk.message == message else { return true }
         state.queuedBytes -= job.overlay.data.count
+        state.queuedKeys.remove(job.overlay.key)
         state.statistics.cancelled += 1
         return false
       }
@@ -297,7 +317,7 @@ public final class IngestPipeline: Sendable {
   private func drain() {
     while let job = nextJob() {
       store.decode(
-        job.overlay.data, for: job.overlay.key, message: job.chunk.message, codec: codec,
+        job.overlay.data, for: job.overlay.key, message: job.owner, codec: codec,
         limits: configuration.limits
       ) { result in
         self.complete(job, result)
@@ -322,6 +342,7 @@ public final class IngestPipeline: Sendable {
   private func complete(_ job: Job, _ result: Result<RGBAImage, LIVAMediaError>) {
     let events: [IngestEvent] = state.withLock { state in
       // A cancelled message's jobs are no longer active: report nothing for them.
+      state.queuedKeys.remove(job.overlay.key)
       guard state.active.removeValue(forKey: job.id) != nil else { return [] }
       state.statistics.decoding = state.active.count
       let key = job.overlay.key

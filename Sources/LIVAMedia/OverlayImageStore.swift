@@ -356,6 +356,20 @@ public final class OverlayImageStore: Sendable {
     }
   }
 
+  /// Forgets `message` as a user of `keys` (a chunk played to its end): an image no message
+  /// uses any more stays until the byte limit or a purge needs its room, and goes before any
+  /// image a message still uses.
+  public func release(_ keys: some Sequence<String>, message: Int) {
+    state.withLock { state in
+      for key in keys {
+        guard let slot = state.slotOfKey[key] else { continue }
+        state.slots[slot]!.owners.remove(message)
+        state.keysByMessage[message]?.remove(key)
+      }
+      if state.keysByMessage[message]?.isEmpty == true { state.keysByMessage[message] = nil }
+    }
+  }
+
   /// Removes every stored image no message uses any more (memory pressure: the images of
   /// messages already played, kept only for reuse).
   public func purgeUnowned() {
@@ -415,6 +429,17 @@ public final class OverlayImageStore: Sendable {
       state.removed.removeLast()
     }
     state.add(Entry(key: key, image: image, owners: owners, unowned: unowned))
+    // Images no message uses go first, oldest first; then the oldest of the rest.
+    var candidate = state.oldest
+    while state.statistics.bytes > byteLimit, candidate >= 0 {
+      let entry = state.slots[candidate]!
+      let newer = entry.newer
+      if entry.owners.isEmpty && entry.key != key {
+        state.remove(entry.key)
+        state.statistics.evictions += 1
+      }
+      candidate = newer
+    }
     while state.statistics.bytes > byteLimit, state.oldest >= 0,
       let oldest = state.slots[state.oldest]?.key, oldest != key
     {

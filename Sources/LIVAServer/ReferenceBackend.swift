@@ -67,6 +67,8 @@ public final class ReferenceBackend: Sendable {
   private let synthesizer: SpeechSynthesizer
   private let streams = NIOLockedValueBox<[String: Task<Void, Never>]>([:])
   private let messagesReceived = NIOLockedValueBox(0)
+  /// The next `master_chunk_index`: it counts on over every message the server speaks.
+  private let nextMasterChunk = NIOLockedValueBox(0)
   private let downloadCut = NIOLockedValueBox(false)
   private let logger: Logger
 
@@ -209,8 +211,14 @@ public final class ReferenceBackend: Sendable {
             metadata: ["id": "\(speech.utterance.id)", "reason": "\(reason)"])
         }
         let planner = SpeechPlanner(pack: pack, options: configuration.planner)
+        // Chunks of one utterance are one per its chunks; reserve that many indexes.
+        let first = nextMasterChunk.withLockedValue { next in
+          defer { next += speech.utterance.chunks.count }
+          return next
+        }
         let plan = try planner.plan(
-          speech.utterance, readyAnimations: readyAnimations, timestamp: Date())
+          speech.utterance, readyAnimations: readyAnimations, firstMasterChunkIndex: first,
+          timestamp: Date())
         try await stream(plan, toRoom: room, via: socket)
       } catch is CancellationError {
         logger.debug("stream cancelled by a newer message", metadata: ["room": "\(room)"])

@@ -5,29 +5,33 @@ import LIVAMedia
 import LIVAProtocol
 import Testing
 
-/// The message attribution rules of `SpeechReceiver`, as time diagrams of events (pure, no
-/// threads, no waiting).
-@Suite("SpeechReceiver: one message identity for every event")
+/// The message identity rules of `SpeechReceiver`, as time diagrams of events (pure, no
+/// threads, no waiting). Only a new chunk-0 `receive_audio` starts a message; images belong
+/// to no message; re-sends are idempotent.
+@Suite("SpeechReceiver: message identity from what the protocol says")
 struct SpeechReceiverTests {
   let talking = try! AnimationName(parsing: "talking_1_s_talking_1_e")
 
-  func frame(_ index: Int, image: Bool = false) -> OverlayFrame {
+  func frame(_ index: Int, image: Bool = false, tag: String = "m") -> OverlayFrame {
     OverlayFrame(
-      overlayId: "\(talking)/\(index)/m.webp", animationName: talking,
-      matchedSpriteFrameNumber: index, sheetFilename: "m.webp",
+      overlayId: "\(talking)/\(index)/\(tag).webp", animationName: talking,
+      matchedSpriteFrameNumber: index, sheetFilename: "\(tag).webp",
+      coordinates: PlacementRect(x: 1, y: 2, width: 3, height: 4),
       image: image ? EncodedImage(data: Data([1, 2, 3])) : nil)
   }
 
-  func audio(_ chunk: Int, frames: Int = 3, master: Int? = nil, data: Data = Data([9]))
-    -> ServerEvent
-  {
+  func audio(
+    _ chunk: Int, frames: Int = 3, master: Int? = nil, data: Data = Data([9]), tag: String = "m"
+  ) -> ServerEvent {
     .audioChunk(
       AudioChunk(
         audio: data, chunkIndex: chunk, masterChunkIndex: master,
         animations: frames == 0
           ? []
-          : [ChunkAnimation(animationName: talking, sections: [(0..<frames).map { frame($0) }])]
-      ))
+          : [
+            ChunkAnimation(
+              animationName: talking, sections: [(0..<frames).map { frame($0, tag: tag) }])
+          ]))
   }
 
   func batch(_ chunk: Int, batchIndex: Int? = 0) -> ServerEvent {
@@ -36,57 +40,149 @@ struct SpeechReceiverTests {
         frames: (0..<3).map { frame($0, image: true) }, chunkIndex: chunk, batchIndex: batchIndex))
   }
 
-  /// The message of each action that names one.
-  func messages(_ actions: [SpeechReceiver.Action]) -> [Int] {
+  /// The (message, chunk) of every plan enqueued.
+  func enqueued(_ actions: [SpeechReceiver.Action]) -> [String] {
     actions.compactMap { action in
-      switch action {
-      case .enqueue(let plan, _): plan.message?.rawValue
-      case .decode(_, _, let message): message.rawValue
-      case .imagesSent(_, let message, _): message.rawValue
-      case .audioEnded(let message): message.rawValue
-      default: nil
-      }
+      guard case .enqueue(let plan, _) = action else { return nil }
+      return "\(plan.message?.rawValue ?? -1)/\(plan.index)"
     }
   }
 
-  @Test(
-    "B1: a new message's chunk-0 batches before its audio, while the old one is in chunk 0, open it"
-  )
-  func batchesBeforeAudio() {
-    var receiver = SpeechReceiver()
-    #expect(messages(receiver.receive(audio(0), now: 0)) == [0])
-    #expect(messages(receiver.receive(batch(0), now: 0)) == [0])
-    // 0.3 s later the next message starts with its images (batch_index 0 again)…
-    #expect(messages(receiver.receive(batch(0), now: 0.3)) == [1])
-    // …and its audio joins it instead of opening a third message.
-    #expect(messages(receiver.receive(audio(0), now: 0.31)) == [1])
-    #expect(messages(receiver.receive(batch(1), now: 0.32)) == [1])
+  func dropped(_ actions: [SpeechReceiver.Action]) -> [SpeechReceiver.DropReason] {
+    actions.compactMap { action in
+      guard case .dropped(_, _, let reason) = action else { return nil }
+      return reason
+    }
   }
 
-  @Test(
-    "chunk-0 batches without batch_index open a new message once the old one moved past chunk 0")
-  func batchesWithoutIndex() {
+  @Test("a backend that sends every batch and chunk_images_ready twice: one message, no restart")
+  func retryingBackend() {
     var receiver = SpeechReceiver()
-    _ = receiver.receive(audio(0), now: 0)
-    #expect(messages(receiver.receive(batch(0, batchIndex: nil), now: 0)) == [0])
-    #expect(messages(receiver.receive(batch(0, batchIndex: nil), now: 0)) == [0])  // more of it
-    _ = receiver.receive(audio(1), now: 0.1)
-    #expect(messages(receiver.receive(batch(0, batchIndex: nil), now: 0.2)) == [1])
+    var all: [SpeechReceiver.Action] = []
+    for event in [
+      batch(0), batch(0), audio(0, master: 4), .chunkImagesReady(chunkIndex: 0, totalImagesSent: 3),
+      .chunkImagesReady(chunkIndex: 0, totalImagesSent: 3), batch(1), batch(1),
+      audio(1, master: 5, tag: "n"), .chunkImagesReady(chunkIndex: 1, totalImagesSent: 3),
+      .chunkImagesReady(chunkIndex: 1, totalImagesSent: 3), .audioEnd, .audioEnd,
+    ] {
+      all += receiver.receive(event, now: 0)
+    }
+    #expect(enqueued(all) == ["0/0", "0/1"])
+    #expect(receiver.currentMessage == MessageID(0))
+    #expect(dropped(all) == [.duplicate])  // the second audio_end
+    #expect(all.filter { if case .audioEnded = $0 { true } else { false } }.count == 1)
   }
 
-  @Test(
-    "B9: a chunk of an interrupted message (older master_chunk_index) and its audio_end are stale")
+  @Test("a chunk-0 batch re-sent after chunk 1 began, or after audio_end, opens nothing")
+  func lateChunk0Batch() {
+    var receiver = SpeechReceiver()
+    _ = receiver.receive(audio(0, master: 0), now: 0)
+    _ = receiver.receive(audio(1, master: 1, tag: "n"), now: 0.1)
+    let late = receiver.receive(batch(0), now: 0.2)
+    #expect(late.allSatisfy { if case .decode = $0 { true } else { false } })
+    #expect(enqueued(receiver.receive(audio(2, master: 2, tag: "o"), now: 0.3)) == ["0/2"])
+    _ = receiver.receive(.audioEnd, now: 0.4)
+    _ = receiver.receive(batch(0), now: 0.5)
+    #expect(receiver.currentMessage == MessageID(0))
+  }
+
+  @Test("a re-sent chunk 0 (same master, or the same content without one) does not restart")
+  func duplicateChunk0() {
+    var receiver = SpeechReceiver()
+    _ = receiver.receive(audio(0, master: 7), now: 0)
+    #expect(dropped(receiver.receive(audio(0, master: 7), now: 0.2)) == [.duplicate])
+    var plain = SpeechReceiver()
+    _ = plain.receive(audio(0), now: 0)
+    #expect(dropped(plain.receive(audio(0), now: 0.2)) == [.duplicate])
+    // After audio_end, the same words again are a new message.
+    _ = plain.receive(.audioEnd, now: 0.3)
+    #expect(enqueued(plain.receive(audio(0), now: 1)) == ["1/0"])
+  }
+
+  @Test("a new chunk 0 opens a new message; the old message's late chunk and audio_end are stale")
   func staleChunks() {
     var receiver = SpeechReceiver()
     _ = receiver.receive(audio(0, master: 10), now: 0)
-    _ = receiver.receive(audio(0, master: 12), now: 0.3)  // the new message: chunk 0 is master 12
-    #expect(
-      receiver.receive(audio(2, master: 11), now: 0.31) == [
-        .stale(event: "receive_audio", chunk: 2)
-      ])
-    #expect(receiver.receive(.audioEnd, now: 0.32) == [.stale(event: "audio_end", chunk: nil)])
-    #expect(messages(receiver.receive(audio(1, master: 13), now: 0.4)) == [1])
-    #expect(messages(receiver.receive(.audioEnd, now: 0.5)) == [1])
+    #expect(enqueued(receiver.receive(audio(0, master: 12, tag: "n"), now: 0.3)) == ["1/0"])
+    #expect(dropped(receiver.receive(audio(2, master: 11, tag: "o"), now: 0.31)) == [.stale])
+    #expect(dropped(receiver.receive(.audioEnd, now: 0.32)) == [.stale])
+    #expect(enqueued(receiver.receive(audio(1, master: 13, tag: "p"), now: 0.4)) == ["1/1"])
+    #expect(receiver.receive(.audioEnd, now: 0.5) == [.audioEnded(MessageID(1))])
+  }
+
+  @Test("an audio_end taken back: a chunk whose master proves it is the message's reopens it")
+  func audioEndTakenBack() {
+    var receiver = SpeechReceiver()
+    _ = receiver.receive(audio(0, master: 20), now: 0)
+    _ = receiver.receive(.audioEnd, now: 0.1)  // an interrupted message's, arriving late
+    #expect(enqueued(receiver.receive(audio(1, master: 21, tag: "n"), now: 0.2)) == ["0/1"])
+    #expect(receiver.receive(.audioEnd, now: 0.3) == [.audioEnded(MessageID(0))])
+  }
+
+  @Test("chunk N before its chunk 0 waits for it, then both play in order in one message")
+  func chunkBeforeChunk0() {
+    for master in [Int?.none, 30] {
+      var receiver = SpeechReceiver()
+      #expect(receiver.receive(audio(1, master: master.map { $0 + 1 }, tag: "n"), now: 0).isEmpty)
+      let actions = receiver.receive(audio(0, master: master), now: 0.1)
+      #expect(enqueued(actions) == ["0/0", "0/1"])
+    }
+    // A chunk whose chunk 0 never comes is dropped as an orphan, counted.
+    var receiver = SpeechReceiver()
+    _ = receiver.receive(audio(3, master: 9), now: 0)
+    #expect(receiver.expire(now: 0.9).isEmpty)
+    #expect(dropped(receiver.expire(now: 1.0)) == [.orphan])
+  }
+
+  @Test("a chunk index the open message has, with other content, belongs to the next message")
+  func nextMessagesChunkEarly() {
+    var receiver = SpeechReceiver()
+    _ = receiver.receive(audio(0), now: 0)
+    _ = receiver.receive(audio(1, tag: "n"), now: 0.1)
+    // The next message's chunk 1 overtook its chunk 0.
+    #expect(receiver.receive(audio(1, tag: "q"), now: 0.5).isEmpty)
+    #expect(enqueued(receiver.receive(audio(0, tag: "p"), now: 0.6)) == ["1/0", "1/1"])
+  }
+
+  @Test("chunk_images_ready before its plan is credited when the plan comes, to that message")
+  func readyBeforePlan() {
+    var receiver = SpeechReceiver()
+    #expect(receiver.receive(.chunkImagesReady(chunkIndex: 0, totalImagesSent: 3), now: 0).isEmpty)
+    let actions = receiver.receive(audio(0), now: 0.1)
+    #expect(actions.last == .imagesSent(chunk: 0, message: MessageID(0), total: 3))
+    // A ready of chunk 2 left over from the old message does not reach the new one.
+    _ = receiver.receive(.chunkImagesReady(chunkIndex: 2, totalImagesSent: 3), now: 0.2)
+    _ = receiver.receive(audio(0, tag: "z"), now: 0.3)
+    _ = receiver.receive(audio(1, tag: "y"), now: 0.4)
+    let second = receiver.receive(audio(2, tag: "x"), now: 0.5)
+    #expect(!second.contains { if case .imagesSent = $0 { true } else { false } })
+  }
+
+  @Test("an app interrupt ends the message for good: its later chunks are stale")
+  func appInterrupt() {
+    var receiver = SpeechReceiver()
+    _ = receiver.receive(audio(0, master: 3), now: 0)
+    receiver.interrupt()
+    #expect(dropped(receiver.receive(audio(1, master: 4, tag: "n"), now: 0.1)) == [.stale])
+    #expect(enqueued(receiver.receive(audio(0, master: 5, tag: "p"), now: 0.2)) == ["1/0"])
+  }
+
+  @Test("a frame with neither coordinates nor a zone is rejected alone: its slot has no mouth")
+  func frameWithoutPlacement() {
+    var bare = frame(1)
+    bare.coordinates = nil
+    let chunk = AudioChunk(
+      audio: Data([1]), chunkIndex: 0,
+      animations: [ChunkAnimation(animationName: talking, sections: [[frame(0), bare, frame(2)]])])
+    var receiver = SpeechReceiver()
+    let actions = receiver.receive(.audioChunk(chunk), now: 0)
+    #expect(actions.first == .framesRejected(code: "noPlacement", count: 1, chunk: 0))
+    guard case .enqueue(let plan, _)? = actions.last else {
+      Issue.record("\(actions)")
+      return
+    }
+    #expect(plan.frames.map(\.layers.count) == [1, 0, 1])
+    #expect(plan.frames.map(\.baseFrame) == [0, 1, 2])
   }
 
   @Test(
@@ -108,7 +204,7 @@ struct SpeechReceiverTests {
   }
 
   @Test(
-    "B2: audio without a plan still plays: after the pairing timeout, in mouthless slots for its duration"
+    "audio without a plan still plays: after the pairing timeout, in mouthless slots for its duration"
   )
   func audioOnly() {
     var receiver = SpeechReceiver()
@@ -123,8 +219,8 @@ struct SpeechReceiverTests {
       return
     }
     #expect(plan.message == MessageID(1) && data == mp3)
-    let duration = try! MP3Timing(parsing: mp3).duration  // 39 whole MP3 frames: 1.019 s
-    #expect(plan.frames.count == Int((duration * 30).rounded()))
+    // 39 whole MP3 frames of 1152 samples at 44.1 kHz: 1.0188 s, 31 slots at 30 fps.
+    #expect(plan.frames.count == 31)
     #expect(plan.frames.allSatisfy { $0.isContinuation })
   }
 
@@ -147,9 +243,6 @@ struct SpeechReceiverTests {
     var fresh = SpeechReceiver()
     let first = fresh.receive(.audioChunk(chunk), now: 0)
     #expect(
-      first.first
-        == .decode(
-          [EncodedOverlay(key: frame(0).overlayId, data: Data([7]))], chunk: 0,
-          message: MessageID(0)))
+      first.first == .decode([EncodedOverlay(key: frame(0).overlayId, data: Data([7]))], chunk: 0))
   }
 }

@@ -1,0 +1,421 @@
+import Foundation
+import LIVAEngine
+import LIVAMedia
+import LIVAProtocol
+import Logging
+
+/// Every decision of the player, as a value: events, ticks and decode results in, ``Effect``s
+/// out. No clock, no locks, no I/O: time comes in as an argument, and the owner (``LIVAPlayer``)
+/// carries out the effects in order, outside its lock.
+///
+/// It holds the engine, the speech receiver (message identity), each chunk's audio and image
+/// claims, and the metrics. The same inputs always give the same effects, so generated sessions
+/// run through it on a virtual clock.
+public struct PlayerCore: Sendable {
+  /// What the owner must do, in order.
+  public enum Effect: Sendable, Equatable {
+    /// Decode these images (content-addressed: they belong to no message until claimed).
+    case decode([EncodedOverlay], chunk: Int)
+    /// `message` uses these images: keep them while it plays.
+    case claim(Set<String>, message: MessageID)
+    /// `message` no longer uses these images (its chunk played, or was not taken).
+    case release(Set<String>, message: MessageID)
+    /// `message` was interrupted: it uses none of its images any more.
+    case evict(MessageID)
+    /// Schedule a queued chunk's audio ahead (an output with latency).
+    case prepareAudio(ChunkID, Data, at: Double)
+    /// Start a chunk's audio `offset` seconds in.
+    case startAudio(ChunkID, Data, offset: Double, at: Double)
+    /// Stop a chunk's audio.
+    case stopAudio(ChunkID, at: Double)
+    /// Pause the audio clock.
+    case pauseAudio(at: Double)
+    /// Resume the audio clock.
+    case resumeAudio(at: Double)
+    /// Composite and present this frame.
+    case draw(DrawnFrame)
+    /// Present this frame if its base frame is in memory now (a frame without speech that was
+    /// due while it was not); nothing otherwise.
+    case drawIfDecoded(DrawnFrame)
+    /// Ask the base-frame store for the window ahead (``window(budget:)``).
+    case updateWindow
+    /// Tell the app's observer.
+    case notify(EngineAction)
+    /// Write a log line.
+    case log(Logger.Level, String, [String: String])
+  }
+
+  /// The engine.
+  public private(set) var engine: LIVAEngine
+  private var receiver: SpeechReceiver
+  private var audioByChunk: [ChunkID: Data] = [:]
+  /// The image keys of every chunk queued or playing.
+  private var keysByChunk: [ChunkID: Set<String>] = [:]
+  /// `chunk_images_ready` of messages the engine has no plan of yet.
+  private var completeAhead: Set<ChunkID> = []
+  /// The connection is down: what still arrives was received before the drop.
+  private var offline = false
+  /// The last tick's time.
+  public private(set) var lastTick: Double?
+  /// Bytes of one decoded base frame, once one was drawn.
+  public private(set) var frameBytes: Int?
+  /// A frame without speech whose base frame was not in memory when it was due.
+  private var missed: DrawnFrame?
+  private var drawsSinceWindow = 0
+  private var accounting = PlayerMetrics()
+  private let expectedTickRate: Double
+  private let speakingFPS: Double
+
+  /// Creates a core with the engine's tuning.
+  public init(
+    engine configuration: EngineConfiguration = EngineConfiguration(),
+    freezeThreshold: Double = 0.1, expectedTickRate: Double = 60
+  ) {
+    engine = LIVAEngine(configuration: configuration)
+    receiver = SpeechReceiver(speakingFPS: configuration.speakingFPS)
+    accounting.freezes = FreezeDetector(threshold: freezeThreshold)
+    self.expectedTickRate = expectedTickRate
+    speakingFPS = configuration.speakingFPS
+  }
+
+  // MARK: - Reading
+
+  /// Accounting so far, with the engine's metrics.
+  public var metrics: PlayerMetrics {
+    var metrics = accounting
+    metrics.engine = engine.metrics
+    return metrics
+  }
+
+  /// Whether `chunk`'s audio may still start: its message is the open one, or it is playing.
+  public func isCurrent(_ chunk: ChunkID) -> Bool {
+    engine.currentMessage == chunk.message || engine.playingChunk == chunk
+  }
+
+  /// Chunks whose audio or image claims are held (queued or playing).
+  public var heldChunks: Int { max(audioByChunk.count, keysByChunk.count) }
+
+  /// The base frames to decode ahead, most urgent first, as many as `budget` bytes hold.
+  public func window(budget: Int) -> [BaseFrameRef] {
+    // As many frames as the budget holds, less two for the frame being drawn and a decode in
+    // flight; what is beyond (least urgent) waits for the next update.
+    let capacity = max(2, budget / max(1, frameBytes ?? 1 << 20) - 2)
+    let graph = engine.graph
+    var frames: [BaseFrameRef] = []
+    if let onScreen = engine.lastDrawnFrame {
+      frames.append(BaseFrameRef(animation: onScreen.animation, index: onScreen.index))
+    }
+    if let idle = graph.contains(.idleForward) ? .idleForward : graph.animations.first {
+      frames.append(BaseFrameRef(animation: idle, index: 0))  // always ready
+    }
+    // At most 3 s ahead at 30 fps: further out, plans change before they are drawn.
+    frames += engine.upcomingBaseFrames(max(4, min(90, capacity * 3 / 4)))
+    var poses: [KeyPose] = [.idleEnd]
+    if let onScreen = engine.lastDrawnFrame {
+      poses += [onScreen.animation.to, onScreen.animation.from]
+    }
+    for pose in poses {
+      for name in graph.animations(from: pose) {
+        let count = graph.frameCount(of: name) ?? 0
+        frames += (0..<min(4, count)).map { BaseFrameRef(animation: name, index: $0) }
+      }
+    }
+    var seen = Set<BaseFrameRef>()
+    return Array(frames.filter { seen.insert($0).inserted }.prefix(capacity))
+  }
+
+  // MARK: - Inputs
+
+  /// Handles one decoded LIVA event. Base-animation download events are the client's business.
+  public mutating func handle(_ event: ServerEvent) -> [Effect] {
+    switch event {
+    case .audioChunk, .frameImagesBatch, .frameImage, .chunkImagesReady, .audioEnd,
+      .animationChunkMetadata:
+      if case .audioChunk = event { accounting.chunksReceived += 1 }
+      if case .audioEnd = event { accounting.audioEndsReceived += 1 }
+      return perform(receiver.receive(event, now: lastTick ?? 0))
+    case .playBaseAnimation(let name):
+      return play(name)
+    case .baseAnimationsManifest, .animationTotalFrames, .baseFrame, .animationFramesComplete:
+      return []
+    }
+  }
+
+  /// Replaces the animations the engine can draw (name → frame count).
+  public mutating func setAvailableAnimations(_ counts: [AnimationName: Int]) -> [Effect] {
+    engine.setAvailableAnimations(counts)
+    return [.updateWindow]
+  }
+
+  /// Counts the problems a tolerant decode of an event noted.
+  public mutating func noteIssues(_ issues: [LIVAProtocolError]) {
+    for issue in issues {
+      accounting.rejections["\(issue.scope.rawValue).\(issue.code)", default: 0] += 1
+    }
+  }
+
+  /// Counts an event that failed validation.
+  public mutating func noteRejectedEvent(_ error: LIVAProtocolError?) {
+    accounting.rejectedEvents += 1
+    if let error { accounting.rejections["event.\(error.code)", default: 0] += 1 }
+  }
+
+  /// The connection is gone: what was received plays out, then the avatar returns to idle.
+  public mutating func connectionLost() -> [Effect] {
+    let actions = receiver.connectionLost()
+    offline = true
+    engine.connectionLost()
+    return perform(actions)
+  }
+
+  /// The connection is back.
+  public mutating func connectionRestored() { offline = false }
+
+  /// Interrupts the current message (from the app).
+  public mutating func interrupt() -> [Effect] {
+    receiver.interrupt()
+    return perform(engine.interrupt(), at: lastTick ?? 0) + [.updateWindow]
+  }
+
+  /// Pauses picture and audio.
+  public mutating func pause() -> [Effect] { perform(engine.pause(), at: lastTick ?? 0) }
+
+  /// Resumes after ``pause()``.
+  public mutating func resume() -> [Effect] {
+    perform(engine.resume(), at: lastTick ?? 0) + [.updateWindow]
+  }
+
+  /// Asks for a base animation when the avatar is idle.
+  public mutating func play(_ animation: AnimationName) -> [Effect] {
+    perform(engine.requestAnimation(animation), at: lastTick ?? 0) + [.updateWindow]
+  }
+
+  /// Debug step mode: one frame slot forward.
+  public mutating func stepForward() -> (frame: DrawnFrame?, effects: [Effect]) {
+    let result = engine.stepForward()
+    var effects = perform(result.actions, at: lastTick ?? 0)
+    guard case .draw(let frame) = result.plan else { return (nil, effects) }
+    effects.append(.draw(frame))
+    return (frame, effects)
+  }
+
+  /// Debug step mode: one ``stepForward()`` back.
+  public mutating func stepBackward() -> DrawnFrame? { engine.stepBackward() }
+
+  // MARK: - Images
+
+  /// An image is decoded and stored.
+  public mutating func imageReady(_ key: String) { engine.imageReady(key) }
+
+  /// An image failed to decode, or was shed: its mouth is lost.
+  public mutating func imageFailed(_ key: String, shed: Bool) {
+    if shed { accounting.shedImages += 1 } else { accounting.failedImages += 1 }
+    engine.imageFailed(key)
+  }
+
+  /// Images left the store.
+  public mutating func imagesRemoved(_ keys: [String]) {
+    for key in keys { engine.imageEvicted(key) }
+  }
+
+  // MARK: - Ticks
+
+  /// One display tick at `now`, with the audio clock read for it.
+  public mutating func tick(now: Double, audio clock: AudioClock?) -> [Effect] {
+    var effects = perform(receiver.expire(now: now))
+    if let last = lastTick, now - last > 1.5 / expectedTickRate { accounting.lateTicks += 1 }
+    lastTick = now
+    accounting.ticks += 1
+    accounting.freezes.tick(at: now)
+    let result = engine.tick(now: now, audio: clock)
+    switch result.plan {
+    case .hold(.overlayNotReady):
+      accounting.freezes.held(at: now, cause: .overlayNotReady)
+    case .hold(.waitingForNextChunk):
+      accounting.freezes.held(at: now, cause: .waitingForNextChunk)
+    case .hold(.noBaseAnimation):
+      accounting.freezes.held(at: now, cause: .noBaseAnimation)
+    case .hold(.paused):
+      accounting.freezes.paused()
+    case .hold(.notDue), .draw:
+      break
+    }
+    effects += perform(result.actions, at: now)
+    if case .draw(let frame) = result.plan {
+      effects.append(.draw(frame))
+      // The window reaches far enough ahead to be refreshed every few frames, not every one.
+      if drawsSinceWindow % 4 == 0 { effects.append(.updateWindow) }
+      drawsSinceWindow += 1
+    } else if case .hold(.notDue) = result.plan, let missed {
+      effects.append(.drawIfDecoded(missed))
+    }
+    return effects
+  }
+
+  /// The owner could not draw `frame` at `time`: its base frame was not in memory.
+  public mutating func baseFrameMissed(_ frame: DrawnFrame, at time: Double) -> [Effect] {
+    accounting.baseFrameMisses += 1
+    accounting.freezes.held(at: time, cause: .baseFrameMiss)
+    missed = frame.chunk == nil ? frame : nil
+    return [
+      .log(
+        .debug, "base frame not in memory: held", ["frame": "\(frame.animation)#\(frame.index)"]),
+      .updateWindow,
+    ]
+  }
+
+  /// The owner could not draw a frame at `time`: an overlay left the store.
+  public mutating func overlayMissed(at time: Double) {
+    accounting.overlayMisses += 1
+    accounting.freezes.held(at: time, cause: .overlayMiss)
+  }
+
+  /// The owner presented `frame` at `time`. `audioPosition`: its chunk's audio position then;
+  /// `sinceStart`: wall-clock seconds since the player was made (for the first frame).
+  public mutating func presented(
+    _ frame: DrawnFrame, at time: Double, audioPosition: Double?, frameBytes bytes: Int,
+    sinceStart: @autoclosure () -> Double
+  ) {
+    frameBytes = bytes
+    missed = nil
+    accounting.framesPresented += 1
+    accounting.freezes.presented(at: time)
+    if accounting.timeToFirstFrame == nil { accounting.timeToFirstFrame = sinceStart() }
+    if let audioPosition, let index = frame.overlayIndex, !frame.overlays.isEmpty {
+      accounting.lipSync.record(audioPosition - Double(index) / speakingFPS)
+    }
+  }
+
+  /// Records the longest time one tick took (wall clock, measured by the owner).
+  public mutating func noteRenderStall(_ seconds: Double) {
+    accounting.longestRenderStall = max(accounting.longestRenderStall, seconds)
+  }
+
+  // MARK: - Carrying out decisions
+
+  private mutating func perform(_ actions: [SpeechReceiver.Action]) -> [Effect] {
+    var effects: [Effect] = []
+    for action in actions {
+      switch action {
+      case .enqueue(let plan, let audio):
+        effects += enqueue(plan, audio: audio)
+      case .decode(let overlays, let chunk):
+        engine.imagesInFlight(overlays.map(\.key))
+        effects.append(.decode(overlays, chunk: chunk))
+      case .imagesFailed(let keys):
+        accounting.failedImages += keys.count
+        for key in keys { engine.imageFailed(key) }
+      case .imagesSent(let chunk, let message, _):
+        if engine.currentMessage == message {
+          engine.chunkImagesComplete(chunkIndex: chunk)
+        } else if engine.currentMessage.map({ $0 < message }) ?? true {
+          completeAhead.insert(ChunkID(message: message, index: chunk))
+        }
+      case .audioEnded:
+        engine.audioEnded()
+      case .dropped(let event, let chunk, let reason):
+        switch reason {
+        case .stale: accounting.staleEvents += 1
+        case .duplicate: accounting.duplicateEvents += 1
+        case .orphan: accounting.orphanChunks += 1
+        }
+        effects.append(
+          .log(
+            .info, "[LIVA] speech event dropped",
+            [
+              "event": event, "chunk": chunk.map(String.init) ?? "-", "reason": reason.rawValue,
+            ]))
+      case .framesRejected(let code, let count, let chunk):
+        accounting.rejections["frame.\(code)", default: 0] += count
+        effects.append(
+          .log(
+            .warning, "[LIVA] frames without a place for their mouth: drawn without it",
+            ["code": code, "frames": "\(count)", "chunk": "\(chunk)"]))
+      }
+    }
+    return effects
+  }
+
+  private mutating func enqueue(_ plan: ChunkPlan, audio data: Data?) -> [Effect] {
+    let keys = Set(plan.frames.lazy.flatMap(\.layers).map(\.key))
+    var effects: [Effect] = []
+    // Claimed before the engine sees the plan: an interrupt it causes must not drop images the
+    // new message shares with the old one.
+    if let message = plan.message, !keys.isEmpty { effects.append(.claim(keys, message: message)) }
+    let actions = engine.enqueue(plan)
+    var queued: [ChunkID] = []
+    for case .chunkQueued(let id) in actions {
+      queued.append(id)
+      keysByChunk[id] = keys
+      if let data, !data.isEmpty { audioByChunk[id] = data }
+      if completeAhead.remove(id) != nil { engine.chunkImagesComplete(chunkIndex: id.index) }
+    }
+    if queued.isEmpty, let message = plan.message, !keys.isEmpty {
+      // Not taken (a re-send, or stale): its claims go, unless a queued chunk has them.
+      effects.append(.release(keys.subtracting(keysStillUsed), message: message))
+    }
+    // Received before the drop but handled after it: its message cannot continue either.
+    if offline { engine.connectionLost() }
+    let now = lastTick ?? 0
+    effects += perform(actions, at: now)
+    if let data, !data.isEmpty {
+      for id in queued { effects.append(.prepareAudio(id, data, at: now)) }
+    }
+    effects.append(.updateWindow)
+    return effects
+  }
+
+  private var keysStillUsed: Set<String> {
+    keysByChunk.values.reduce(into: Set<String>()) { $0.formUnion($1) }
+  }
+
+  private mutating func perform(_ actions: [EngineAction], at now: Double) -> [Effect] {
+    var effects: [Effect] = []
+    for action in actions {
+      switch action {
+      case .startAudio(let id, let offset):
+        if let data = audioByChunk[id] {
+          effects.append(.startAudio(id, data, offset: offset, at: now))
+        } else {
+          effects.append(.log(.warning, "[LIVA] no audio for chunk", ["chunk": "\(id)"]))
+        }
+      case .stopAudio(let id):
+        effects.append(.stopAudio(id, at: now))
+      case .pauseAudio:
+        effects.append(.pauseAudio(at: now))
+      case .resumeAudio:
+        effects.append(.resumeAudio(at: now))
+      case .evictImages(let message, _):
+        audioByChunk = audioByChunk.filter { $0.key.message != message }
+        completeAhead = completeAhead.filter { $0.message != message }
+        keysByChunk = keysByChunk.filter { $0.key.message != message }
+        // Its images are content: decodes under way go on (the next message may show the
+        // same mouths), and what only it claimed is the first to go when room is needed.
+        effects.append(.evict(message))
+      case .chunkFinished(let report):
+        audioByChunk.removeValue(forKey: report.id)
+        let keys = keysByChunk.removeValue(forKey: report.id) ?? []
+        accounting.chunkReports.append(report)
+        if accounting.chunkReports.count > 1_000 { accounting.chunkReports.removeFirst() }
+        // Played: its images go first when room is needed, or at a purge.
+        let released = keys.subtracting(keysStillUsed)
+        if !released.isEmpty { effects.append(.release(released, message: report.id.message)) }
+        effects.append(
+          .log(
+            .debug, "chunk finished",
+            [
+              "chunk": "\(report.id)", "drawn": "\(report.drawn)", "skipped": "\(report.skipped)",
+              "late": "\(report.late)",
+            ]))
+      case .warning(let warning) where warning.code == .mouthLost:
+        effects.append(.log(.debug, "\(warning)", [:]))
+      case .warning(let warning):
+        effects.append(.log(.warning, "[LIVA] \(warning.message)", ["code": "\(warning.code)"]))
+      case .chunkQueued, .speakingStarted, .speakingEnded, .modeChanged:
+        effects.append(.log(.trace, "engine", ["action": "\(action)"]))
+      }
+      effects.append(.notify(action))
+    }
+    return effects
+  }
+}
