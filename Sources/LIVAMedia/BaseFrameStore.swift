@@ -12,12 +12,18 @@ import LIVAProtocol
 /// Base animations (the avatar's full frames) cached on disk, and a bounded set of decoded
 /// frames in memory.
 ///
-/// Layout, as the first SDK had it: `<root>/<animation>/frame_%04d.png`, plus
-/// `<root>/<animation>/manifest.json` holding the manifest's `version` and the frame count.
+/// Layout: each downloaded version of an animation in a directory of its own,
+/// `<root>/<animation>/v-<unique>/frame_%04d.png`, and `<root>/<animation>/manifest.json`
+/// naming the complete one (its directory, the manifest's `version` and the frame count).
 ///
 /// - **Complete or absent:** `manifest.json` is written last, when every frame is on disk;
 ///   without it an animation does not exist for readers. An animation whose version differs
 ///   from the server's manifest is stale and is fetched again.
+/// - **Staged versions:** a download goes into a new version directory beside the cached one,
+///   which stays available and keeps being drawn; when the download completes with every
+///   frame, renaming `manifest.json` swaps the new version in at once (the old one's files and
+///   decoded frames go). A download that fails, is begun again or is cut off (the app quits)
+///   leaves the old version in place; its directory is deleted.
 /// - **Atomic writes:** every file is written to a temporary name in the same directory,
 ///   flushed with `fsync`, then renamed over the final name, so a crash mid-write never leaves
 ///   a half frame under a frame's name. Leftover temporary files are deleted on start.
@@ -95,12 +101,28 @@ public final class BaseFrameStore: Sendable {
   /// Animations never evicted for space (the idle loop).
   public let protected: Set<AnimationName>
 
-  private struct DiskAnimation {
-    var version: String?  // nil while downloading
+  /// A complete version on disk: the one drawn.
+  private struct Version {
+    var version: String
     var frameCount: Int
+    /// Its directory's name under the animation's.
+    var directory: String
     var bytes: Int
-    var lastUsed: Int
+    /// The owner id of its decoded frames (and part of their keys).
     var id: Int
+  }
+
+  /// A version being downloaded, beside the complete one.
+  private struct Staging {
+    var frameCount: Int
+    var directory: String
+    var bytes: Int
+  }
+
+  private struct DiskAnimation {
+    var current: Version?
+    var staging: Staging?
+    var lastUsed = 0
     /// Whether the manifest's modification date was refreshed this session (it carries the
     /// recency order to the next launch).
     var touchedOnDisk = false
@@ -111,19 +133,14 @@ public final class BaseFrameStore: Sendable {
     var tick = 0
     var nextID = 0
     var statistics = Statistics()
-
-    mutating func entry(_ name: AnimationName) -> DiskAnimation {
-      if let existing = animations[name] { return existing }
-      nextID += 1
-      let entry = DiskAnimation(version: nil, frameCount: 0, bytes: 0, lastUsed: 0, id: nextID)
-      animations[name] = entry
-      return entry
-    }
   }
 
+  /// `<root>/<animation>/manifest.json`: the complete version.
   private struct DiskManifest: Codable {
     var version: String
     var frames: Int
+    /// The version's directory under the animation's.
+    var directory: String?
   }
 
   private let codec: any ImageCodec
@@ -153,42 +170,60 @@ public final class BaseFrameStore: Sendable {
         .ioFailure, "cannot create the cache directory: \(error)", source: root.path)
     }
     let names = (try? files.contentsOfDirectory(atPath: root.path)) ?? []
-    var found: [(AnimationName, DiskManifest, Int, Date)] = []
+    var found: [(AnimationName, DiskManifest, String, Int, Date)] = []
     for directory in names {
       // Directories that are not animation names are not ours to read or delete.
       guard let name = try? AnimationName(parsing: directory) else { continue }
       let folder = root.appendingPathComponent(name.rawValue, isDirectory: true)
       let manifestURL = folder.appendingPathComponent("manifest.json")
-      guard let data = try? Data(contentsOf: manifestURL),
-        let manifest = try? JSONDecoder().decode(DiskManifest.self, from: data),
-        (1...Self.maximumFrameCount).contains(manifest.frames)
-      else {
-        try? files.removeItem(at: folder)  // an interrupted download
-        continue
+      let manifest = (try? Data(contentsOf: manifestURL)).flatMap {
+        try? JSONDecoder().decode(DiskManifest.self, from: $0)
+      }
+      let complete = manifest.flatMap { manifest -> String? in
+        guard (1...Self.maximumFrameCount).contains(manifest.frames),
+          let directory = manifest.directory, Self.isVersionDirectory(directory)
+        else { return nil }
+        return directory
       }
       var bytes = 0
       for file in (try? files.contentsOfDirectory(atPath: folder.path)) ?? [] {
         let url = folder.appendingPathComponent(file)
-        if file.hasPrefix(".") {
-          try? files.removeItem(at: url)  // a temporary file from an interrupted write
-          continue
+        if file == "manifest.json", complete != nil {
+          bytes += Self.fileSize(url)
+        } else if file == complete {
+          for frame in (try? files.contentsOfDirectory(atPath: url.path)) ?? [] {
+            let frameURL = url.appendingPathComponent(frame)
+            if frame.hasPrefix(".") {
+              try? files.removeItem(at: frameURL)  // a temporary file of an interrupted write
+            } else {
+              bytes += Self.fileSize(frameURL)
+            }
+          }
+        } else {
+          // An interrupted download, a replaced version, an older layout's files.
+          try? files.removeItem(at: url)
         }
-        bytes += Self.fileSize(url)
+      }
+      guard let manifest, let complete else {
+        try? files.removeItem(at: folder)
+        continue
       }
       let date =
         (try? files.attributesOfItem(atPath: manifestURL.path)[.modificationDate] as? Date)
         ?? .distantPast
-      found.append((name, manifest, bytes, date))
+      found.append((name, manifest, complete, bytes, date))
     }
     state.withLock { state in
       // Oldest manifest first: a manifest's date is its download or its last session's first
       // use, whichever is later.
-      for (name, manifest, bytes, _) in found.sorted(by: { $0.3 < $1.3 }) {
+      for (name, manifest, directory, bytes, _) in found.sorted(by: { $0.4 < $1.4 }) {
         state.tick += 1
         state.nextID += 1
         state.animations[name] = DiskAnimation(
-          version: manifest.version, frameCount: manifest.frames, bytes: bytes,
-          lastUsed: state.tick, id: state.nextID)
+          current: Version(
+            version: manifest.version, frameCount: manifest.frames, directory: directory,
+            bytes: bytes, id: state.nextID),
+          lastUsed: state.tick)
         state.statistics.diskBytes += bytes
         state.statistics.animations += 1
       }
@@ -231,7 +266,7 @@ public final class BaseFrameStore: Sendable {
           rejected.append(name.rawValue)
           continue
         }
-        let cached = state.animations[name]
+        let cached = state.animations[name]?.current
         if cached?.version != entry.version || cached?.frameCount != entry.frames {
           wanted.append(name)
         }
@@ -255,28 +290,47 @@ public final class BaseFrameStore: Sendable {
 
   // MARK: Writing
 
-  /// Starts (or restarts) downloading `animation`: any cached copy becomes unavailable at
-  /// once and its files are deleted.
+  /// Starts (or restarts) downloading `animation` into a new version beside the cached one,
+  /// which stays available until ``finishDownload(_:version:)`` swaps the new one in. A
+  /// download of it already begun is discarded.
   public func beginDownload(_ animation: AnimationName, frames: Int) throws(LIVAMediaError) {
     guard (1...Self.maximumFrameCount).contains(frames) else {
       throw LIVAMediaError(
         .invalidArgument, "\(frames) frames is outside 1...\(Self.maximumFrameCount)",
         source: animation.rawValue)
     }
-    removeFromDisk(animation)
-    let folder = directory(animation)
+    abandonDownload(animation)
+    let directory = "v-" + UUID().uuidString.lowercased()
+    let folder = self.directory(animation).appendingPathComponent(directory, isDirectory: true)
     do {
       try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     } catch {
       throw LIVAMediaError(.ioFailure, "cannot create \(folder.path): \(error)")
     }
     state.withLock { state in
-      var entry = state.entry(animation)
-      entry.frameCount = frames
-      entry.version = nil
-      entry.bytes = 0
-      state.animations[animation] = entry
+      state.animations[animation, default: DiskAnimation()].staging = Staging(
+        frameCount: frames, directory: directory, bytes: 0)
     }
+  }
+
+  /// Whether a download of `animation` was begun and has not completed or failed.
+  public func isDownloading(_ animation: AnimationName) -> Bool {
+    state.withLock { $0.animations[animation]?.staging != nil }
+  }
+
+  /// Discards a download begun and not complete (its frames are deleted); the cached version,
+  /// if any, stays. Does nothing when none was begun.
+  public func abandonDownload(_ animation: AnimationName) {
+    let staging = state.withLock { state -> Staging? in
+      guard let staging = state.animations[animation]?.staging else { return nil }
+      state.animations[animation]?.staging = nil
+      state.statistics.diskBytes -= staging.bytes
+      if state.animations[animation]?.current == nil { state.animations[animation] = nil }
+      return staging
+    }
+    guard let staging else { return }
+    try? FileManager.default.removeItem(
+      at: directory(animation).appendingPathComponent(staging.directory))
   }
 
   /// Writes frame `index` of an animation being downloaded. PNG bytes are written as they
@@ -284,17 +338,13 @@ public final class BaseFrameStore: Sendable {
   public func storeFrame(_ data: Data, index: Int, of animation: AnimationName)
     throws(LIVAMediaError)
   {
-    let downloading = state.withLock { state -> Int? in
-      guard let entry = state.animations[animation], entry.version == nil else { return nil }
-      return entry.frameCount
-    }
-    guard let frameCount = downloading else {
+    guard let staging = state.withLock({ $0.animations[animation]?.staging }) else {
       throw LIVAMediaError(
         .invalidArgument, "no download of \(animation) was begun", source: animation.rawValue)
     }
-    guard (0..<frameCount).contains(index) else {
+    guard (0..<staging.frameCount).contains(index) else {
       throw LIVAMediaError(
-        .invalidArgument, "frame \(index) is outside 0..<\(frameCount)",
+        .invalidArgument, "frame \(index) is outside 0..<\(staging.frameCount)",
         source: animation.rawValue)
     }
     let png: Data
@@ -305,11 +355,13 @@ public final class BaseFrameStore: Sendable {
       throw LIVAMediaError(
         .unsupportedFormat, "frame \(index) is not an image", source: animation.rawValue)
     }
-    let url = frameURL(animation, index)
+    let url = frameURL(animation, staging.directory, index)
     let previous = Self.fileSize(url)
     try Self.writeAtomically(png, to: url)
     state.withLock { state in
-      state.animations[animation]?.bytes += png.count - previous
+      // Counted only while this download is still the one begun.
+      guard state.animations[animation]?.staging?.directory == staging.directory else { return }
+      state.animations[animation]?.staging?.bytes += png.count - previous
       state.statistics.diskBytes += png.count - previous
     }
   }
@@ -320,47 +372,80 @@ public final class BaseFrameStore: Sendable {
     try storeFrame(frame.image.data, index: frame.frameIndex, of: frame.animationName)
   }
 
-  /// Completes a download: checks every frame is on disk, writes the manifest (making the
-  /// animation available), then evicts least recently used animations above the disk limit.
-  /// `version` is the manifest's; nil (none in the manifest) is kept as an empty version.
+  /// Completes a download: checks every frame is on disk, writes the manifest (swapping the
+  /// new version in at once: the old one's files and decoded frames go), then evicts least
+  /// recently used animations above the disk limit. `version` is the manifest's; nil (none in
+  /// the manifest) is kept as an empty version.
+  ///
+  /// - Throws: when no download was begun, or a frame is missing: then the download is
+  ///   discarded and the cached version (if any) stays; begin it again to retry.
   public func finishDownload(_ animation: AnimationName, version: String?)
     throws(LIVAMediaError)
   {
     let version = version ?? ""
-    guard let entry = state.withLock({ $0.animations[animation] }), entry.version == nil else {
+    guard let staging = state.withLock({ $0.animations[animation]?.staging }) else {
       throw LIVAMediaError(
         .invalidArgument, "no download of \(animation) was begun", source: animation.rawValue)
     }
-    for index in 0..<entry.frameCount
-    where !FileManager.default.fileExists(atPath: frameURL(animation, index).path) {
+    for index in 0..<staging.frameCount
+    where !FileManager.default.fileExists(
+      atPath: frameURL(animation, staging.directory, index).path)
+    {
+      abandonDownload(animation)
       throw LIVAMediaError(
         .invalidArgument, "frame \(index) of \(animation) is missing", source: animation.rawValue)
     }
-    let manifest = DiskManifest(version: version, frames: entry.frameCount)
+    let manifest = DiskManifest(
+      version: version, frames: staging.frameCount, directory: staging.directory)
     let data: Data
     do {
       data = try JSONEncoder().encode(manifest)
     } catch {
+      abandonDownload(animation)
       throw LIVAMediaError(.ioFailure, "cannot encode the manifest: \(error)")
     }
-    try Self.writeAtomically(data, to: directory(animation).appendingPathComponent("manifest.json"))
-    let victims: [AnimationName] = state.withLock { state in
+    do {
+      try Self.writeAtomically(
+        data, to: directory(animation).appendingPathComponent("manifest.json"))
+    } catch {
+      abandonDownload(animation)
+      throw error
+    }
+    let (replaced, victims): (Version?, [AnimationName]) = state.withLock { state in
+      guard var entry = state.animations[animation],
+        entry.staging?.directory == staging.directory, let staged = entry.staging
+      else { return (nil, []) }
       state.tick += 1
-      state.animations[animation]?.version = version
-      state.animations[animation]?.lastUsed = state.tick
-      state.animations[animation]?.bytes += data.count
+      state.nextID += 1
+      let replaced = entry.current
+      if let replaced {
+        state.statistics.diskBytes -= replaced.bytes
+      } else {
+        state.statistics.animations += 1
+      }
+      entry.current = Version(
+        version: version, frameCount: staged.frameCount, directory: staged.directory,
+        bytes: staged.bytes + data.count, id: state.nextID)
+      entry.staging = nil
+      entry.lastUsed = state.tick
+      entry.touchedOnDisk = true
+      state.animations[animation] = entry
       state.statistics.diskBytes += data.count
-      state.statistics.animations += 1
       var victims: [AnimationName] = []
       var total = state.statistics.diskBytes
       let candidates = state.animations
-        .filter { $0.key != animation && $0.value.version != nil && !protected.contains($0.key) }
+        .filter { $0.key != animation && $0.value.current != nil && !protected.contains($0.key) }
         .sorted { $0.value.lastUsed < $1.value.lastUsed }
       for (name, candidate) in candidates where total > diskByteLimit {
         victims.append(name)
-        total -= candidate.bytes
+        total -= candidate.current?.bytes ?? 0
       }
-      return victims
+      return (replaced, victims)
+    }
+    if let replaced {
+      try? FileManager.default.removeItem(
+        at: directory(animation).appendingPathComponent(replaced.directory))
+      decoded.evict(message: replaced.id)
     }
     for victim in victims {
       removeFromDisk(victim)
@@ -372,16 +457,14 @@ public final class BaseFrameStore: Sendable {
 
   /// Whether `animation` is completely on disk.
   public func isAvailable(_ animation: AnimationName) -> Bool {
-    state.withLock { $0.animations[animation]?.version != nil }
+    state.withLock { $0.animations[animation]?.current != nil }
   }
 
   /// The version and frame count of a complete cached animation.
   public func cachedEntry(_ animation: AnimationName) -> ManifestEntry? {
     state.withLock { state in
-      guard let entry = state.animations[animation], let version = entry.version else {
-        return nil
-      }
-      return ManifestEntry(frames: entry.frameCount, version: version)
+      guard let current = state.animations[animation]?.current else { return nil }
+      return ManifestEntry(frames: current.frameCount, version: current.version)
     }
   }
 
@@ -391,14 +474,16 @@ public final class BaseFrameStore: Sendable {
   public func frame(_ index: Int, of animation: AnimationName) throws(LIVAMediaError)
     -> RGBAImage
   {
-    let (entry, firstUse): (DiskAnimation?, Bool) = state.withLock { state in
-      guard let entry = state.animations[animation], entry.version != nil else {
+    let (entry, firstUse): (Version?, Bool) = state.withLock { state in
+      guard let animationEntry = state.animations[animation],
+        let current = animationEntry.current
+      else {
         return (nil, false)
       }
       state.tick += 1
       state.animations[animation]?.lastUsed = state.tick
       state.animations[animation]?.touchedOnDisk = true
-      return (entry, !entry.touchedOnDisk)
+      return (current, !animationEntry.touchedOnDisk)
     }
     guard let entry else {
       throw LIVAMediaError(
@@ -415,12 +500,12 @@ public final class BaseFrameStore: Sendable {
         .invalidArgument, "frame \(index) is outside 0..<\(entry.frameCount)",
         source: animation.rawValue)
     }
-    let key = "\(animation.rawValue)/\(index)"
+    let key = Self.key(animation, entry.id, index)
     if let image = decoded.image(for: key) {
       state.withLock { $0.statistics.memoryHits += 1 }
       return image
     }
-    let url = frameURL(animation, index)
+    let url = frameURL(animation, entry.directory, index)
     guard let data = try? Data(contentsOf: url) else {
       throw LIVAMediaError(.ioFailure, "cannot read frame \(index)", source: url.path)
     }
@@ -432,7 +517,7 @@ public final class BaseFrameStore: Sendable {
       located.source = url.path
       throw located
     }
-    decoded.insert(image, for: key, message: entry.id)
+    _ = decoded.insert(image, for: key, message: entry.id)
     state.withLock { $0.statistics.diskLoads += 1 }
     return image
   }
@@ -441,7 +526,14 @@ public final class BaseFrameStore: Sendable {
   /// never decodes, so the render path may call it. A nil is a planned hold: call
   /// ``preload(_:frames:)`` (or ``frame(_:of:)``) from a worker to bring frames in.
   public func decodedFrame(_ index: Int, of animation: AnimationName) -> RGBAImage? {
-    decoded.image(for: "\(animation.rawValue)/\(index)")
+    guard let id = state.withLock({ $0.animations[animation]?.current?.id }) else { return nil }
+    return decoded.image(for: Self.key(animation, id, index))
+  }
+
+  /// The key of a version's decoded frame: a frame of a replaced version is never found as
+  /// the new one's, even when its decode finishes after the swap.
+  private static func key(_ animation: AnimationName, _ version: Int, _ index: Int) -> String {
+    "\(animation.rawValue)/\(version)/\(index)"
   }
 
   /// Reads and decodes frames of a cached animation into memory, on the calling thread (a
@@ -530,7 +622,10 @@ public final class BaseFrameStore: Sendable {
   /// Drops every decoded frame except `frames` (memory pressure: keep what is on screen and
   /// idle frame 0, or the window ahead); the disk is untouched.
   public func purgeMemory(keeping frames: [(AnimationName, Int)]) {
-    decoded.purge(keeping: Set(frames.map { "\($0.0.rawValue)/\($0.1)" }))
+    let ids = state.withLock { state in state.animations.compactMapValues { $0.current?.id } }
+    decoded.purge(
+      keeping: Set(
+        frames.compactMap { name, index in ids[name].map { Self.key(name, $0, index) } }))
   }
 
   // MARK: Files
@@ -539,24 +634,42 @@ public final class BaseFrameStore: Sendable {
     root.appendingPathComponent(animation.rawValue, isDirectory: true)
   }
 
-  private func frameURL(_ animation: AnimationName, _ index: Int) -> URL {
+  private func frameURL(_ animation: AnimationName, _ version: String, _ index: Int) -> URL {
     let number = String(index)
     let padded = String(repeating: "0", count: max(0, 4 - number.count)) + number
-    return directory(animation).appendingPathComponent("frame_\(padded).png")
+    return directory(animation).appendingPathComponent(version, isDirectory: true)
+      .appendingPathComponent("frame_\(padded).png")
   }
 
-  /// Makes `animation` unavailable (manifest first), deletes its files and decoded frames.
+  /// Whether a name is a version directory's (`v-` and a lowercase UUID).
+  private static func isVersionDirectory(_ name: String) -> Bool {
+    name.hasPrefix("v-")
+      && name.utf8.dropFirst(2).allSatisfy {
+        (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0)
+          || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "-")
+      }
+  }
+
+  /// Makes `animation`'s complete version unavailable (manifest first), deletes its files and
+  /// decoded frames. A download of it under way goes on.
   private func removeFromDisk(_ animation: AnimationName) {
+    let removed = state.withLock { state -> Version? in
+      guard let current = state.animations[animation]?.current else { return nil }
+      state.animations[animation]?.current = nil
+      if state.animations[animation]?.staging == nil { state.animations[animation] = nil }
+      state.statistics.diskBytes -= current.bytes
+      state.statistics.animations -= 1
+      return current
+    }
+    guard let removed else { return }
     let folder = directory(animation)
     try? FileManager.default.removeItem(at: folder.appendingPathComponent("manifest.json"))
-    try? FileManager.default.removeItem(at: folder)
-    let removed = state.withLock { state -> DiskAnimation? in
-      guard let entry = state.animations.removeValue(forKey: animation) else { return nil }
-      state.statistics.diskBytes -= entry.bytes
-      if entry.version != nil { state.statistics.animations -= 1 }
-      return entry
+    try? FileManager.default.removeItem(at: folder.appendingPathComponent(removed.directory))
+    // The animation's directory goes when nothing else is in it.
+    if (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.isEmpty ?? false {
+      try? FileManager.default.removeItem(at: folder)
     }
-    if let removed { decoded.evict(message: removed.id) }
+    decoded.evict(message: removed.id)
   }
 
   private static func fileSize(_ url: URL) -> Int {

@@ -15,6 +15,15 @@ struct BaseFrameStoreTests {
     (0..<count).map { TestSupport.pattern(width: 32, height: 20, seed: seed + $0, opaque: true) }
   }
 
+  /// The directory of an animation's complete version (the one `manifest.json` names).
+  func versionDirectory(_ root: URL, _ animation: AnimationName) throws -> URL {
+    let folder = root.appendingPathComponent(animation.rawValue)
+    let versions = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+      .filter { $0.hasPrefix("v-") }
+    try #require(versions.count == 1, "\(versions)")
+    return folder.appendingPathComponent(versions[0])
+  }
+
   /// Downloads `images` as `animation` at `version`, as the socket events would.
   func download(
     _ store: BaseFrameStore, _ animation: AnimationName, _ images: [RGBAImage],
@@ -37,8 +46,11 @@ struct BaseFrameStoreTests {
     let store = try BaseFrameStore(root: root)
     try download(store, .idleForward, images, format: .webp)
     let folder = root.appendingPathComponent("idle_1_s_idle_1_e")
+    let version = try versionDirectory(root, .idleForward)
     let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
-    #expect(files == ["frame_0000.png", "frame_0001.png", "frame_0002.png", "manifest.json"])
+    #expect(files == ["manifest.json", version.lastPathComponent])
+    let frames = try FileManager.default.contentsOfDirectory(atPath: version.path).sorted()
+    #expect(frames == ["frame_0000.png", "frame_0001.png", "frame_0002.png"])
     #expect(store.isAvailable(.idleForward))
     for index in 0..<3 { #expect(try store.frame(index, of: .idleForward) == images[index]) }
     let reopened = try BaseFrameStore(root: root)
@@ -84,7 +96,7 @@ struct BaseFrameStoreTests {
       let store = try BaseFrameStore(root: root)
       try download(store, .idleForward, images)
       // A crash in the middle of writing a frame leaves only a temporary file.
-      let folder = root.appendingPathComponent("idle_1_s_idle_1_e")
+      let folder = try versionDirectory(root, .idleForward)
       let partial = try codec.encode(images[1], as: .png).prefix(40)
       try partial.write(to: folder.appendingPathComponent(".frame_0001.png.crash.tmp"))
       // A crash before a download finished leaves frames but no manifest.
@@ -100,7 +112,7 @@ struct BaseFrameStoreTests {
     #expect(
       !FileManager.default.fileExists(atPath: root.appendingPathComponent(talking.rawValue).path))
     let idleFiles = try FileManager.default.contentsOfDirectory(
-      atPath: root.appendingPathComponent("idle_1_s_idle_1_e").path)
+      atPath: try versionDirectory(root, .idleForward).path)
     #expect(!idleFiles.contains { $0.hasPrefix(".") })
     #expect(
       reopened.plan(for: [talking.rawValue: .init(frames: 2, version: "1")]).animations == [talking]
@@ -127,7 +139,7 @@ struct BaseFrameStoreTests {
     defer { try? FileManager.default.removeItem(at: root) }
     let store = try BaseFrameStore(root: root)
     try download(store, .idleForward, frames(2))
-    let file = root.appendingPathComponent("idle_1_s_idle_1_e/frame_0001.png")
+    let file = try versionDirectory(root, .idleForward).appendingPathComponent("frame_0001.png")
     try Data(try Data(contentsOf: file).prefix(60)).write(to: file)
     #expect {
       try store.frame(1, of: .idleForward)
