@@ -31,6 +31,13 @@ public struct EngineMetrics: Hashable, Sendable {
   public var audioDriftCorrections = 0
   /// Protocol warnings (wrapped or negative frame numbers, rejected chunks, gaps).
   public var protocolWarnings = 0
+  /// Waits at a chunk boundary that outlasted ``EngineConfiguration/boundaryGrace``: the mouth
+  /// closed and the body kept moving until the next chunk came (or the wait ended). Graceful
+  /// waits, not freezes: the holds they began with are in ``holds`` (`waitingForNextChunk`).
+  public var boundaryWaits = 0
+  /// Frames drawn without a mouth during ``boundaryWaits``: the body moving, and walking back
+  /// next to where the late chunk starts.
+  public var boundaryWaitFrames = 0
   /// Chunks whose first overlay frame was drawn.
   public var chunksStarted = 0
   /// Chunks left after their last frame (or interrupted).

@@ -12,7 +12,9 @@ func discontinuities(
   for i in draws.indices.dropFirst() {
     let a = draws[i - 1].frame
     let b = draws[i].frame
-    let sameOrNext = a.animation == b.animation && (b.index == a.index || b.index == a.index + 1)
+    // The same frame, or a neighbour either way (a walk back, or the body moving while a late
+    // chunk is waited for).
+    let sameOrNext = a.animation == b.animation && abs(b.index - a.index) <= 1
     let edge =
       b.index == 0 && a.index == counts[a.animation.rawValue]! - 1
       && b.animation.from == a.animation.to
@@ -209,20 +211,25 @@ struct EngineSpeechTests {
       driver.run(until: driver.now + 1.0 / 60)
       if driver.draws.last?.frame.overlayIndex == 19 { lastOfFirst = driver.draws.last!.time }
     }
-    driver.run(until: lastOfFirst! + 0.3)
-    #expect(driver.log.last?.result.plan == .hold(.waitingForNextChunk))
+    // Within the grace (0.2 s), the last frame is held, mouth and all.
+    driver.run(until: lastOfFirst! + 0.15)
+    let lastSlot = driver.log.last { $0.result.plan != .hold(.notDue) }
+    #expect(lastSlot?.result.plan == .hold(.waitingForNextChunk))
     let heldSlots = driver.engine.metrics.holds(.waitingForNextChunk)
-    #expect(heldSlots == 9)
+    #expect(heldSlots == 4)
+    #expect(driver.draws.last?.time == lastOfFirst)
     driver.engine.imagesReady(plans[1].frames.map { $0.layers[0].key })
     driver.run(until: driver.now + slot)
     let first = driver.draws.last!
-    #expect(abs(first.time - (lastOfFirst! + 10 * slot)) < 1e-6)
+    #expect(abs(first.time - (lastOfFirst! + 5 * slot)) < 1e-6)
     #expect(first.frame.chunk?.index == 1)
     #expect(first.frame.overlayIndex == 0)
     #expect(driver.engine.metrics.pops == 0)
   }
 
-  @Test("at a boundary, the hold lasts at most 1 s, then goes on with what is ready")
+  @Test(
+    "at a boundary, a next chunk with only its first frame ready starts after the start timeout, without a pop"
+  )
   func boundaryHoldCap() {
     var driver = Driver()
     driver.tick(at: 0)
@@ -236,22 +243,34 @@ struct EngineSpeechTests {
     }!
     let lastDraw = driver.draws.last { $0.frame.chunk?.index == 0 }!
     // The hold starts at the slot after the last frame; frame 0 of the next chunk was ready, so
-    // it starts after the 0.5 s start timeout.
-    #expect(abs(finished.time - (lastDraw.time + slot) - 0.5) < 1e-6)
+    // it starts after the 0.5 s start timeout, once the body (moving, mouth closed, since the
+    // 0.2 s grace) has walked back next to it: at most `boundaryBreathFrames` slots.
+    let waited = finished.time - (lastDraw.time + slot)
+    #expect(waited >= 0.5 - 1e-6 && waited <= 0.5 + 4 * slot + 1e-6, "\(waited)")
     let secondStart = driver.actions.first { $0.action.startedChunk?.index == 1 }
     #expect(secondStart?.time == finished.time)
+    #expect(driver.engine.metrics.pops == 0)
+    #expect(discontinuities(driver.draws).isEmpty)
   }
 
-  @Test("without a next chunk or audio_end, the last frame holds 1 s, then speech finishes")
+  @Test(
+    "without a next chunk or audio_end, the mouth closes after 0.2 s, the body moves, and speech finishes after 3 s"
+  )
   func drainWithoutAudioEnd() {
     var driver = Driver()
     driver.tick(at: 0)
     driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 20)))
-    driver.run(until: 4)
+    driver.run(until: 6)
     let lastOverlay = driver.draws.last { !$0.frame.overlays.isEmpty }!
     let finishing = driver.actions.first { $0.action == .modeChanged(.finishing) }!
-    #expect(abs(finishing.time - (lastOverlay.time + slot) - 1.0) < 1e-6)
+    #expect(abs(finishing.time - (lastOverlay.time + slot) - 3.0) < 1e-6)
+    let waiting = driver.draws.filter { $0.time > lastOverlay.time && $0.time < finishing.time }
+    #expect(waiting.count >= 80)
+    // Its audio ended one slot after it was drawn; within 0.2 s of that, the mouth is gone.
+    #expect(waiting.first.map { $0.time - (lastOverlay.time + slot) <= 0.2 + 1e-9 } == true)
+    #expect(driver.engine.metrics.boundaryWaits == 1)
     #expect(driver.engine.metrics.pops == 0)
+    #expect(discontinuities(driver.draws).isEmpty)
   }
 
   @Test("an unready overlay holds the picture, then plays when ready")
