@@ -40,25 +40,53 @@ public struct Freeze: Sendable, Hashable, Codable {
 /// the picture (a frame was due and could not be drawn) to the next frame presented, when
 /// longer than ``threshold``. A pause is not a freeze, nor are the ticks between frames of a
 /// slower animation (idle at 10 fps).
+///
+/// Nor is a wait at a chunk boundary that ends within ``boundaryWaitLimit``: the engine holds
+/// the last frame of a chunk while the next one is late, for its
+/// ``LIVAEngine/EngineConfiguration/boundaryGrace`` at most, then closes the mouth and keeps
+/// the body moving (frames are presented again). Such waits are counted apart
+/// (``boundaryWaits``); a hold at a boundary that lasts longer is a freeze (a frozen open
+/// mouth).
 public struct FreezeDetector: Sendable {
+  /// Seconds of ``framesPerSecond`` kept: 600 (ten minutes); older seconds are dropped.
+  public static let framesPerSecondLimit = 600
+
   /// The shortest freeze recorded, in seconds (default 0.1: seeds 002 and 003's 100 ms).
   public var threshold: Double
+  /// The longest hold at a chunk boundary (cause ``Freeze/Cause/waitingForNextChunk``) that is
+  /// a wait, not a freeze, in seconds. Default 0.25: the engine's default
+  /// ``LIVAEngine/EngineConfiguration/boundaryGrace`` (0.2 s) plus a frame slot and a display
+  /// tick, the most by which the hold as the display sees it can exceed the grace.
+  public var boundaryWaitLimit: Double
   /// The freezes found, oldest first (the last 1,000).
   public private(set) var freezes: [Freeze] = []
   /// Freezes found in all.
   public private(set) var count = 0
   /// The longest freeze, in seconds.
   public private(set) var longest = 0.0
-  /// Frames presented in each second of display time since the first tick.
+  /// Waits at chunk boundaries longer than ``threshold`` that ended within
+  /// ``boundaryWaitLimit`` (the next chunk came, or the mouth closed and the body moved on):
+  /// graceful waits, not freezes, oldest first (the last 1,000). `duration` is how long the
+  /// picture held.
+  public private(set) var boundaryWaits: [Freeze] = []
+  /// Boundary waits found in all.
+  public private(set) var boundaryWaitCount = 0
+  /// Frames presented in each second of display time, for the last
+  /// ``framesPerSecondLimit`` seconds: entry `i` is second ``framesPerSecondStart`` `+ i` since
+  /// the first tick.
   public private(set) var framesPerSecond: [Int] = []
+  /// The second (since the first tick) that ``framesPerSecond`` starts at: 0 until
+  /// ``framesPerSecondLimit`` seconds have passed.
+  public private(set) var framesPerSecondStart = 0
 
   private var firstTick: Double?
   private var lastTick: Double?
   private var heldSince: (time: Double, cause: Freeze.Cause)?
 
   /// Creates a detector.
-  public init(threshold: Double = 0.1) {
+  public init(threshold: Double = 0.1, boundaryWaitLimit: Double = 0.25) {
     self.threshold = threshold
+    self.boundaryWaitLimit = boundaryWaitLimit
   }
 
   /// A display tick at `now`.
@@ -83,15 +111,29 @@ public struct FreezeDetector: Sendable {
   /// A frame was presented at `now`.
   public mutating func presented(at now: Double) {
     if let held = heldSince, now - held.time > threshold {
-      record(Freeze(start: held.time, duration: now - held.time, cause: held.cause))
+      let hold = Freeze(start: held.time, duration: now - held.time, cause: held.cause)
+      if held.cause == .waitingForNextChunk, hold.duration <= boundaryWaitLimit + 1e-9 {
+        boundaryWaitCount += 1
+        boundaryWaits.append(hold)
+        if boundaryWaits.count > 1_000 { boundaryWaits.removeFirst() }
+      } else {
+        record(hold)
+      }
     }
     heldSince = nil
     guard let firstTick else { return }
     let second = max(0, Int((now - firstTick).rounded(.down)))
-    if framesPerSecond.count <= second {
-      framesPerSecond += Array(repeating: 0, count: second + 1 - framesPerSecond.count)
+    guard second >= framesPerSecondStart else { return }  // older than the seconds kept
+    let index = second - framesPerSecondStart
+    if framesPerSecond.count <= index {
+      framesPerSecond += Array(repeating: 0, count: index + 1 - framesPerSecond.count)
     }
-    framesPerSecond[second] += 1
+    framesPerSecond[index] += 1
+    let excess = framesPerSecond.count - Self.framesPerSecondLimit
+    if excess > 0 {
+      framesPerSecond.removeFirst(excess)
+      framesPerSecondStart += excess
+    }
   }
 
   private mutating func record(_ freeze: Freeze) {
