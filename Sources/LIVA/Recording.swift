@@ -198,8 +198,117 @@ public enum OutputLipSync {
   }
 }
 
+/// Mouths shown while no audio plays, measured from what was presented and what was played
+/// (not from the engine's counters): each presented frame with a mouth is on screen until the
+/// next presented frame; each audio segment plays from its start for the rest of its MP3
+/// duration (at the output's clock rate) or until it was stopped. The stretches of mouth on
+/// screen outside every segment, contiguous ones joined, are the silent mouths.
+public struct SilentMouth: Codable, Sendable, Hashable {
+  /// The longest stretch of a mouth on screen with no audio playing, in milliseconds.
+  public var longestMilliseconds: Double
+  /// All such stretches together, in milliseconds.
+  public var totalMilliseconds: Double
+  /// Stretches longer than ``threshold`` milliseconds.
+  public var stretchesOverThreshold: Int
+  /// The threshold used for ``stretchesOverThreshold``, in milliseconds (a frame slot: shorter
+  /// stretches are the rounding of chunk ends to display ticks).
+  public var threshold: Double
+
+  /// Creates a measurement.
+  public init(
+    longestMilliseconds: Double, totalMilliseconds: Double, stretchesOverThreshold: Int,
+    threshold: Double
+  ) {
+    self.longestMilliseconds = longestMilliseconds
+    self.totalMilliseconds = totalMilliseconds
+    self.stretchesOverThreshold = stretchesOverThreshold
+    self.threshold = threshold
+  }
+
+  /// Measures the presented `timeline` against the played audio `segments` (display times).
+  /// A segment whose duration is unknown counts as playing until it was stopped (or forever).
+  ///
+  /// - Parameters:
+  ///   - clockSkew: the audio output's clock runs `1 + clockSkew` times real time.
+  ///   - end: the display time the last presented frame left the screen (default: one frame
+  ///     slot at 30 fps after it was presented).
+  public static func measure(
+    timeline: [RecordingSurface.TimelineEntry], segments: [HeadlessAudioOutput.Segment],
+    clockSkew: Double = 0, end: Double? = nil, threshold: Double = 1000.0 / 30
+  ) -> SilentMouth {
+    let sounds = segments.map { segment -> (start: Double, end: Double) in
+      var stop = Double.infinity
+      if let duration = segment.duration {
+        stop = segment.start + max(0, duration - segment.offset) / (1 + clockSkew)
+      }
+      if let stopped = segment.stoppedAt { stop = min(stop, stopped) }
+      return (segment.start, stop)
+    }.sorted { $0.start < $1.start }
+    var stretches: [Double] = []
+    var run = 0.0
+    func close() {
+      if run > 0 { stretches.append(run) }
+      run = 0
+    }
+    for (i, entry) in timeline.enumerated() {
+      let leaves = i + 1 < timeline.count ? timeline[i + 1].time : (end ?? entry.time + 1.0 / 30)
+      guard !entry.overlays.isEmpty, leaves > entry.time else {
+        close()
+        continue
+      }
+      var cursor = entry.time
+      for sound in sounds where sound.end > cursor && sound.start < leaves {
+        if sound.start > cursor {
+          run += sound.start - cursor
+          close()
+        } else {
+          close()
+        }
+        cursor = max(cursor, sound.end)
+        if cursor >= leaves { break }
+      }
+      if cursor < leaves { run += leaves - cursor }
+    }
+    close()
+    return SilentMouth(
+      longestMilliseconds: (stretches.max() ?? 0) * 1000,
+      totalMilliseconds: stretches.reduce(0, +) * 1000,
+      stretchesOverThreshold: stretches.filter { $0 * 1000 > threshold }.count,
+      threshold: threshold)
+  }
+}
+
 /// The outcome of a session, as `report.json` writes it and the command prints it.
 public struct SessionReport: Codable, Sendable {
+  /// Waits at chunk boundaries for a late chunk: graceful waits, counted apart from freezes.
+  public struct BoundaryWaits: Codable, Sendable {
+    /// Holds of the last frame at a chunk boundary that ended within the grace (the next
+    /// chunk came, or the mouth closed and the body moved on), as the display saw them
+    /// (``FreezeDetector/boundaryWaits``).
+    public var holds: Int
+    /// The longest of those holds, in milliseconds.
+    public var longestHoldMilliseconds: Double
+    /// Waits that outlasted the grace: the mouth closed and the body kept moving
+    /// (``LIVAEngine/EngineMetrics/boundaryWaits``).
+    public var graceful: Int
+    /// Frames drawn without a mouth during those waits.
+    public var frames: Int
+  }
+
+  /// One chunk's audio as the output played it.
+  public struct AudioSegment: Codable, Sendable, Hashable {
+    /// The chunk (`m<message>/c<index>`).
+    public var chunk: String
+    /// When it started, in seconds since the first presented frame.
+    public var start: Double
+    /// Seconds into the chunk it started at.
+    public var offset: Double
+    /// Seconds of the chunk's audio (its MP3 duration), when known.
+    public var duration: Double?
+    /// When it was stopped (interrupted), in seconds since the first presented frame.
+    public var stoppedAt: Double?
+  }
+
   /// Percentiles of the lip-sync error, in milliseconds.
   public struct LipSync: Codable, Sendable {
     /// Overlay frames measured.
@@ -259,8 +368,18 @@ public struct SessionReport: Codable, Sendable {
   public var freezeThresholdMilliseconds: Double
   /// The longest freeze, in milliseconds (0 without any).
   public var longestFreezeMilliseconds: Double
-  /// Frames presented in each second since the first display tick.
+  /// Frames presented in each second since the first display tick (the last 600 seconds:
+  /// entry 0 is second ``framesPerSecondStart``).
   public var framesPerSecond: [Int]
+  /// The second since the first display tick that ``framesPerSecond`` starts at.
+  public var framesPerSecondStart: Int
+  /// Waits at chunk boundaries for a late chunk (not freezes).
+  public var boundaryWaits: BoundaryWaits
+  /// Mouths shown while no audio played, measured from the presented frames and the audio
+  /// segments (``SilentMouth``).
+  public var silentMouth: SilentMouth
+  /// Every chunk's audio as it was played, in order.
+  public var audioSegments: [AudioSegment]
   /// Protocol rejections by what they cost and their code (`frame.outOfRange`, …).
   public var rejections: [String: Int]
   /// Speech slots drawn without their mouth (failed, rejected or missing images).
@@ -276,16 +395,31 @@ public struct SessionReport: Codable, Sendable {
   /// Every presented frame.
   public var timeline: [RecordingSurface.TimelineEntry]
 
-  /// Builds a report from a player's metrics and a recorder's timeline.
+  /// Builds a report from a player's metrics, a recorder's timeline and the audio played
+  /// (`audioSegments`, on an output whose clock ran `1 + audioClockSkew` times real time).
   public init(
     metrics: PlayerMetrics, warmCache: Bool, timeline: [RecordingSurface.TimelineEntry],
-    videoFrames: Int, outputLipSync: SyncErrorStats, videoMotion: VideoMotion = VideoMotion()
+    videoFrames: Int, outputLipSync: SyncErrorStats, videoMotion: VideoMotion = VideoMotion(),
+    audioSegments: [HeadlessAudioOutput.Segment] = [], audioClockSkew: Double = 0
   ) {
     self.videoMotion = videoMotion
     freezes = metrics.freezes.freezes
     longestFreezeMilliseconds = metrics.freezes.longest * 1000
     freezeThresholdMilliseconds = metrics.freezes.threshold * 1000
     framesPerSecond = metrics.freezes.framesPerSecond
+    framesPerSecondStart = metrics.freezes.framesPerSecondStart
+    boundaryWaits = BoundaryWaits(
+      holds: metrics.freezes.boundaryWaitCount,
+      longestHoldMilliseconds: (metrics.freezes.boundaryWaits.map(\.duration).max() ?? 0) * 1000,
+      graceful: metrics.engine.boundaryWaits, frames: metrics.engine.boundaryWaitFrames)
+    silentMouth = SilentMouth.measure(
+      timeline: timeline, segments: audioSegments, clockSkew: audioClockSkew)
+    let origin = timeline.first?.time ?? 0
+    self.audioSegments = audioSegments.map {
+      AudioSegment(
+        chunk: $0.chunk.description, start: $0.start - origin, offset: $0.offset,
+        duration: $0.duration, stoppedAt: $0.stoppedAt.map { $0 - origin })
+    }
     let engine = metrics.engine
     timeToFirstFrameMilliseconds = metrics.timeToFirstFrame.map { $0 * 1000 }
     self.warmCache = warmCache
@@ -338,6 +472,9 @@ public struct SessionReport: Codable, Sendable {
       lip-sync (output)    p50 \(ms(lipSync.p50Milliseconds)), p95 \(ms(lipSync.p95Milliseconds)), max \(ms(lipSync.maxMilliseconds)) over \(lipSync.samples) mouths in the video
       lip-sync (at draw)   p95 \(ms(lipSyncAtDraw.p95Milliseconds)) over \(lipSyncAtDraw.samples) mouths
       freezes              \(freezes.count) over \(ms(freezeThresholdMilliseconds)), longest \(ms(longestFreezeMilliseconds)); frames per second \(framesPerSecond.map(String.init).joined(separator: " "))
+      boundary waits       \(boundaryWaits.holds) holds (longest \(ms(boundaryWaits.longestHoldMilliseconds))), \(boundaryWaits.graceful) with the mouth closed (\(boundaryWaits.frames) frames)
+      silent mouth         longest \(ms(silentMouth.longestMilliseconds)), \(ms(silentMouth.totalMilliseconds)) in all
+      audio                \(audioSegments.count) chunks played: \(audioSegments.map(\.chunk).joined(separator: " "))
       video motion         \(videoMotion.repeats) repeats, \(videoMotion.skips) skips over \(videoMotion.compared) frames at 30 fps
       rejected             \(rejections.isEmpty ? "nothing" : rejections.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")); \(mouthlessFrames) mouthless slots, \(staleEvents) stale events
       peak memory          \(String(format: "%.0f", peakMemoryMiB)) MiB

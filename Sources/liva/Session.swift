@@ -148,7 +148,8 @@ func runSession(_ options: SessionOptions) async throws {
     metrics: metrics, warmCache: warmNow, timeline: recorder.timeline, videoFrames: videoFrames,
     outputLipSync: OutputLipSync.measure(
       mouths: recorder.videoMouths, segments: audio.segments, origin: recorder.origin ?? 0,
-      videoRate: recorder.videoRate), videoMotion: recorder.videoMotion)
+      videoRate: recorder.videoRate), videoMotion: recorder.videoMotion,
+    audioSegments: audio.segments, audioClockSkew: audio.clockSkew)
   let encoder = JSONEncoder()
   encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
   try encoder.encode(report).write(to: options.output.appendingPathComponent("report.json"))
