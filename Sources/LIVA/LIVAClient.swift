@@ -44,6 +44,9 @@ public struct LIVAConfiguration: Sendable {
   public var sendMessagesOverHTTP = false
   /// Reconnection schedule of the socket.
   public var reconnection = ReconnectionPolicy()
+  /// When a failed base-animation download is asked for again (the cached version keeps
+  /// playing meanwhile): by default 3 retries, after 1, 2 and 4 s.
+  public var downloadRetry = DownloadRetryPolicy()
   /// The auth payload sent with the namespace CONNECT packet (`40{...}`), e.g.
   /// `["token": "…"]`; none by default.
   public var auth: WireValue?
@@ -151,6 +154,8 @@ public final class LIVAClient: Sendable {
     var pendingTexts: [String] = []
     /// The text each message answers (messages without one are absent).
     var texts: [MessageID: String] = [:]
+    /// Failed downloads and when to ask for them again.
+    var retries: DownloadRetries
   }
 
   /// The configuration.
@@ -181,7 +186,7 @@ public final class LIVAClient: Sendable {
     } catch {
       throw LIVAClientError(.cache, "cannot open \(configuration.cacheRoot.path): \(error)")
     }
-    let state = Protected(State())
+    let state = Protected(State(retries: DownloadRetries(policy: configuration.downloadRetry)))
     self.protectedState = state
     var playerConfiguration = configuration.player
     playerConfiguration.baseFrameBudget = configuration.decodedFrameByteLimit
@@ -461,6 +466,7 @@ public final class LIVAClient: Sendable {
         if connected {
           state.downloading = []
           state.awaitingManifest = true
+          state.retries.reset()
         }
       }
       return state.connected
@@ -469,6 +475,10 @@ public final class LIVAClient: Sendable {
     if wasConnected && !connected {
       logger.info("[LIVA] connection lost", metadata: ["status": "\(status)"])
       player.connectionLost()
+      // Downloads cut off: their staged frames go, the cached versions stay.
+      for name in protectedState.withLock({ $0.downloading }) {
+        player.baseFrames.abandonDownload(name)
+      }
     }
     if connected { player.connectionRestored() }
     apply(.idleAvailable(isIdleAvailable))
@@ -538,17 +548,41 @@ public final class LIVAClient: Sendable {
       }
       do {
         try player.baseFrames.finishDownload(name, version: version)
+        protectedState.withLock { $0.retries.succeeded(name) }
       } catch {
-        logger.warning(
-          "download incomplete", metadata: ["animation": "\(name)", "error": "\(error)"])
-        // Not a state: the connection is fine, and what is cached goes on playing.
-        Self.emit(.error(LIVAClientError(.download, "\(name): \(error)")), in: protectedState)
+        downloadFailed(name, error)
       }
       player.refreshAnimations(protectedState.withLock { Array($0.manifest.keys) })
       apply(.idleAvailable(isIdleAvailable))
     default:
       player.handle(decoded)
     }
+  }
+
+  /// A download failed (its staged frames are gone, the cached version stays): report it, and
+  /// ask for the animation again when the retry policy says so.
+  private func downloadFailed(_ name: AnimationName, _ error: LIVAMediaError) {
+    let decision = protectedState.withLock { $0.retries.failed(name) }
+    logger.warning(
+      "download failed",
+      metadata: ["animation": "\(name)", "error": "\(error)", "decision": "\(decision)"])
+    // Not a state: the connection is fine, and what is cached goes on playing.
+    Self.emit(.error(LIVAClientError(.download, "\(name): \(error)")), in: protectedState)
+    guard case .retry(let delay) = decision else { return }
+    let socket = protectedState.withLock { $0.socket }
+    let task = Task { [self] in
+      try? await Task.sleep(for: delay)
+      // Only on the same connection, when nobody asked for it meanwhile.
+      let ask = protectedState.withLock { state -> Bool in
+        guard state.connected, state.socket === socket, state.manifest[name] != nil,
+          !state.downloading.contains(name)
+        else { return false }
+        state.downloading.insert(name)
+        return true
+      }
+      if ask { await emit(.requestSpecificBaseAnimation(name, agentID: configuration.agentID)) }
+    }
+    protectedState.withLock { $0.tasks.append(task) }
   }
 
   private func handleManifest(_ manifest: [AnimationName: BaseAnimationInfo]) async {

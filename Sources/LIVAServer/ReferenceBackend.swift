@@ -23,6 +23,9 @@ public struct BackendFaults: Hashable, Sendable {
   /// Close the client's transport once, in the middle of its first base-animation download,
   /// after this many frames of it (a reconnect during a download).
   public var disconnectDuringDownloadAfterFrames: Int?
+  /// The first this many base-animation downloads leave out their last frame (and still end
+  /// with `animation_frames_complete`): a download the client must reject and ask for again.
+  public var incompleteDownloads = 0
   /// The seed of the jitter.
   public var seed: UInt64 = 1
 
@@ -46,6 +49,9 @@ public struct BackendConfiguration: Sendable {
   /// When the pack has a greeting (`hi_1_s_hi_1_e`), send `play_base_animation` for it once a
   /// client has downloaded its last part (`hi_1_e_idle_1_s`): the avatar waves hello.
   public var greets = true
+  /// The version announced for every animation instead of the pack's (a new avatar version
+  /// for clients with a cache).
+  public var manifestVersion: String?
 
   /// The defaults: base64, no faults.
   public init() {}
@@ -70,6 +76,7 @@ public final class ReferenceBackend: Sendable {
   /// The next `master_chunk_index`: it counts on over every message the server speaks.
   private let nextMasterChunk = NIOLockedValueBox(0)
   private let downloadCut = NIOLockedValueBox(false)
+  private let incompleteLeft: NIOLockedValueBox<Int>
   private let logger: Logger
 
   /// Creates a backend for `pack`, speaking with `synthesizer`.
@@ -81,6 +88,7 @@ public final class ReferenceBackend: Sendable {
     self.synthesizer = synthesizer
     self.configuration = configuration
     self.logger = logger
+    incompleteLeft = NIOLockedValueBox(configuration.faults.incompleteDownloads)
     let box = NIOLockedValueBox<ReferenceBackend?>(nil)
     socketServer = SocketIOServer(configuration: configuration.socket, logger: logger) { socket in
       box.withLockedValue { $0 }?.accept(socket)
@@ -141,7 +149,13 @@ public final class ReferenceBackend: Sendable {
     }
     switch request {
     case .baseAnimationsManifest:
-      send(.baseAnimationsManifest(pack.wireManifest), to: socket)
+      var manifest = pack.wireManifest
+      if let version = configuration.manifestVersion {
+        manifest = manifest.mapValues {
+          BaseAnimationInfo(frameCount: $0.frameCount, version: version)
+        }
+      }
+      send(.baseAnimationsManifest(manifest), to: socket)
     case .specificBaseAnimation(let name, _):
       guard let count = pack.frameCount(of: name) else {
         logger.warning("unknown animation requested", metadata: ["animation": "\(name)"])
@@ -159,7 +173,12 @@ public final class ReferenceBackend: Sendable {
     _ name: AnimationName, frames count: Int, to socket: SocketIOServerSocket
   ) {
     send(.animationTotalFrames(name, totalFrames: count), to: socket)
-    for index in 0..<count {
+    let incomplete = incompleteLeft.withLockedValue { left -> Bool in
+      guard left > 0 else { return false }
+      left -= 1
+      return true
+    }
+    for index in 0..<count where !(incomplete && index == count - 1) {
       if let limit = configuration.faults.disconnectDuringDownloadAfterFrames, index == limit,
         !downloadCut.withLockedValue({ cut in
           defer { cut = true }

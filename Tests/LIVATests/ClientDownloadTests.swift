@@ -1,0 +1,159 @@
+import Foundation
+import LIVAEngine
+import LIVAMedia
+import LIVAProtocol
+import LIVAServer
+import SocketIO
+import Testing
+
+@testable import LIVA
+
+/// Base-animation downloads that fail (issue 18, item 5): the cached version stays, the
+/// download is asked for again under ``DownloadRetryPolicy``. The reference backend over real
+/// loopback Socket.IO; every wait is bounded.
+@Suite("Client downloads", .serialized)
+struct ClientDownloadTests {
+  static func backend(_ configure: (inout BackendConfiguration) -> Void) async throws
+    -> ReconnectTests.Backend
+  {
+    var configuration = BackendConfiguration()
+    configuration.greets = false
+    configure(&configuration)
+    let synthesizer = SpeechSynthesizer(
+      configuration: .init(allowsSynthesis: false), library: try UtteranceLibrary.bundled())
+    let backend = ReferenceBackend(
+      pack: try SampleAvatar(configuration: .init(width: 96, height: 96)).cachedPack(
+        in: FileManager.default.temporaryDirectory.appendingPathComponent("liva-e2e-packs")),
+      synthesizer: synthesizer, configuration: configuration)
+    let (ports, continuation) = AsyncStream<Int>.makeStream()
+    let task = Task { try await backend.run(port: 0) { continuation.yield($0) } }
+    var iterator = ports.makeAsyncIterator()
+    let port = try #require(await iterator.next())
+    return ReconnectTests.Backend(backend: backend, task: task, port: port)
+  }
+
+  static func client(
+    port: Int, cacheRoot: URL, configure: (inout LIVAConfiguration) -> Void = { _ in }
+  ) throws -> LIVAClient {
+    var configuration = LIVAConfiguration(
+      serverURL: "http://127.0.0.1:\(port)", userID: "user", agentID: "sample",
+      cacheRoot: cacheRoot)
+    configuration.resolution = 96
+    configuration.decodeScheduler = InlineDecodeScheduler()
+    configure(&configuration)
+    return try LIVAClient(
+      configuration: configuration, displayLink: VirtualDisplayLink(),
+      audio: HeadlessAudioOutput(), surface: CallbackSurface { _ in })
+  }
+
+  static func temporaryRoot() -> URL {
+    FileManager.default.temporaryDirectory.appendingPathComponent(
+      "liva-downloads-\(UUID().uuidString)")
+  }
+
+  /// Collects a client's events in the background.
+  final class Events: Sendable {
+    let seen = Protected<[LIVAEvent]>([])
+    init(_ client: LIVAClient) {
+      let stream = client.events
+      Task { [seen] in
+        for await event in stream { seen.withLock { $0.append(event) } }
+      }
+    }
+    var downloadErrors: Int {
+      seen.withLock { events in
+        events.filter {
+          if case .error(let error) = $0 { error.code == .download } else { false }
+        }.count
+      }
+    }
+  }
+
+  @Test("an incomplete download (a frame missing at animation_frames_complete) is asked for again")
+  func incompleteIsRetried() async throws {
+    // The first download, the idle loop's first half, leaves out its last frame.
+    let server = try await Self.backend { $0.faults.incompleteDownloads = 1 }
+    let client = try Self.client(port: server.port, cacheRoot: Self.temporaryRoot())
+    let events = Events(client)
+    await client.connect()
+    #expect(
+      await eventually {
+        client.state == .ready && client.pendingDownloads == 0
+          && client.player.baseFrames.isAvailable(.idleForward)
+      })
+    #expect(await eventually { events.downloadErrors == 1 })
+    await client.disconnect()
+    await server.stop()
+  }
+
+  @Test("a new version whose downloads keep failing: retried as the policy says, the old one plays")
+  func failingNewVersionKeepsOld() async throws {
+    let root = Self.temporaryRoot()
+    let first = try await Self.backend { _ in }
+    do {
+      let client = try Self.client(port: first.port, cacheRoot: root)
+      await client.connect()
+      try #require(
+        await eventually {
+          client.state == .ready && client.pendingDownloads == 0
+            && client.player.readyAnimations.count >= 6
+        })
+      await client.disconnect()
+    }
+    await first.stop()
+    let cached = try BaseFrameStore(root: root).cachedEntry(.idleForward)
+    let old = try #require(cached?.version)
+
+    // Version "2" of every animation, and no download ever completes.
+    let second = try await Self.backend {
+      $0.manifestVersion = "2"
+      $0.faults.incompleteDownloads = 10_000
+    }
+    let client = try Self.client(port: second.port, cacheRoot: root) {
+      $0.downloadRetry = DownloadRetryPolicy(maximumRetries: 2, initialDelay: .milliseconds(1))
+    }
+    let events = Events(client)
+    let animations = client.player.readyAnimations.count
+    await client.connect()
+    // Every animation: its first try and two retries fail; then the client stops asking.
+    #expect(await eventually { events.downloadErrors == animations * 3 })
+    #expect(await eventually { client.pendingDownloads == 0 })
+    #expect(events.downloadErrors == animations * 3)
+    #expect(client.state == .ready)
+    #expect(client.player.baseFrames.cachedEntry(.idleForward)?.version == old)
+    #expect(client.player.readyAnimations.count == animations)
+    #expect(try client.player.baseFrames.frame(0, of: .idleForward).width == 96)
+    await client.disconnect()
+    await second.stop()
+  }
+
+  @Test(
+    "the retry policy: 1, 2, 4 s, then give up; capped",
+    arguments: [
+      (DownloadRetryPolicy(), [1, 2, 3, 4], [1_000, 2_000, 4_000, nil]),
+      (
+        DownloadRetryPolicy(
+          maximumRetries: 5, initialDelay: .seconds(10), maximumDelay: .seconds(30)),
+        [1, 2, 3, 5, 6], [10_000, 20_000, 30_000, 30_000, nil]
+      ),
+      (DownloadRetryPolicy(maximumRetries: 0), [1], [nil]),
+    ] as [(DownloadRetryPolicy, [Int], [Int?])])
+  func policy(policy: DownloadRetryPolicy, failures: [Int], milliseconds: [Int?]) {
+    #expect(
+      failures.map { policy.delay(afterFailures: $0) }
+        == milliseconds.map { $0.map { Duration.milliseconds($0) } })
+  }
+
+  @Test("retries count per animation, start over after a success and on a new connection")
+  func retriesStateMachine() {
+    var retries = DownloadRetries(policy: DownloadRetryPolicy(maximumRetries: 2))
+    #expect(retries.failed(.idleForward) == .retry(after: .seconds(1)))
+    #expect(retries.failed(.idleBack) == .retry(after: .seconds(1)))
+    #expect(retries.failed(.idleForward) == .retry(after: .seconds(2)))
+    #expect(retries.failed(.idleForward) == .giveUp(failures: 3))
+    retries.succeeded(.idleBack)
+    #expect(retries.failed(.idleBack) == .retry(after: .seconds(1)))
+    retries.reset()
+    #expect(retries.failed(.idleForward) == .retry(after: .seconds(1)))
+  }
+}
