@@ -48,7 +48,7 @@ struct PythonBackendTests {
 
   func makeRig(
     scenario: String = "normal", mode: String = "base64", extra: [String] = [],
-    auth: WireValue? = nil
+    auth: WireValue? = nil, http: Bool = false
   ) async throws -> Rig {
     let pack = try EndToEndTests.pack()
     let backend = try PythonProcess(
@@ -68,6 +68,7 @@ struct PythonBackendTests {
     configuration.decodeScheduler = InlineDecodeScheduler()
     configuration.reconnection.initialDelay = .milliseconds(50)
     configuration.auth = auth
+    configuration.sendMessagesOverHTTP = http
     let link = VirtualDisplayLink()
     let audio = HeadlessAudioOutput()
     let frames = Frames()
@@ -83,7 +84,8 @@ struct PythonBackendTests {
       await client.disconnect()
       backend.stop()
       throw PythonProcess.Failure(
-        description: "never ready: \(client.state), backend said \(backend.lines.suffix(10))")
+        description:
+          "not ready within 30 s: \(client.state), backend said \(backend.lines.suffix(10))")
     }
     link.tick(at: 0)
     return Rig(backend: backend, client: client, link: link, audio: audio, frames: frames)
@@ -95,7 +97,18 @@ struct PythonBackendTests {
     let delivered = await eventually {
       rig.player.metrics.audioEndsReceived >= ends && rig.player.isIngestIdle
     }
-    try #require(delivered, "the message did not arrive: \(rig.backend.lines.suffix(8))")
+    try #require(
+      delivered,
+      "the message did not arrive within 30 s: \(rig.backend.lines.suffix(8))")
+  }
+
+  /// Pops and desyncs on the frames presented, judged without the engine's counters.
+  func checkPresented(_ rig: Rig, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let pack = try EndToEndTests.pack()
+    let problems = EndToEndTests.presentedProblems(rig.frames.all) { pack.frameCount(of: $0) }
+    #expect(
+      problems.isEmpty, "\(problems.count): \(problems.prefix(3))", sourceLocation: sourceLocation)
+    #expect(!rig.frames.all.isEmpty, "nothing presented", sourceLocation: sourceLocation)
   }
 
   /// The chunk reports of message `message` (the engine's numbering).
@@ -131,6 +144,7 @@ struct PythonBackendTests {
       #expect(first?.time == segment.start)
     }
     #expect(metrics.engine.desyncs == 0 && metrics.engine.pops == 0)
+    try checkPresented(rig)
     #expect(rig.player.mode == .idle)
     await rig.stop()
   }
@@ -155,6 +169,7 @@ struct PythonBackendTests {
     #expect(metrics.engine.overlayFramesDrawn == plan.reduce(0, +) - bad)
     #expect(metrics.engine.mouthlessFrames == bad)
     #expect(metrics.engine.desyncs == 0 && metrics.engine.pops == 0)
+    try checkPresented(rig)
     #expect(rig.player.mode == .idle)
     await rig.stop()
   }
@@ -172,6 +187,7 @@ struct PythonBackendTests {
     #expect(rig.audio.segments.map(\.chunk.index) == Array(plan.indices))
     #expect(metrics.engine.overlayFramesDrawn == plan.reduce(0, +))
     #expect(metrics.engine.desyncs == 0 && metrics.engine.pops == 0)
+    try checkPresented(rig)
     #expect(rig.player.mode == .idle)
     await rig.stop()
   }
@@ -210,6 +226,7 @@ struct PythonBackendTests {
       started - cut <= fromIdle + 1e-9,
       "from idle \(fromIdle) s, after an interrupt \(started - cut) s")
     #expect(metrics.engine.desyncs == 0 && metrics.engine.pops == 0)
+    try checkPresented(second)
     #expect(second.player.mode == .idle)
     await second.stop()
   }
@@ -228,7 +245,11 @@ struct PythonBackendTests {
           && rig.backend.lines.contains { $0.hasPrefix("CUT ") }
       })
     // The client has seen the drop (it reconnects at once) before the display moves.
-    for await state in states where state == .connecting { break }
+    let dropped = await within(.seconds(30)) {
+      for await state in states where state == .connecting { return true }
+      return false
+    }
+    try #require(dropped == true, "the client did not see the connection drop within 30 s")
     rig.run(for: 8)
     let metrics = rig.player.metrics
     #expect(rig.audio.segments.map(\.chunk.index) == [0])
@@ -250,11 +271,15 @@ struct PythonBackendTests {
     try await say("hello", in: rig, ends: 1)
     let plan = await rig.plan(1)
     rig.run(for: 10)
-    var seen: [LIVAEvent] = []
-    for await event in events {
-      seen.append(event)
-      if case .speakingEnded = event { break }
+    let ended = await within(.seconds(30)) { () -> [LIVAEvent]? in
+      var seen: [LIVAEvent] = []
+      for await event in events {
+        seen.append(event)
+        if case .speakingEnded = event { return seen }
+      }
+      return nil
     }
+    let seen = try #require(ended, "no speakingEnded event within 30 s")
     #expect(seen.contains(.speakingStarted(MessageID(0), text: "hello")))
     #expect(seen.contains(.stateChanged(.speaking)))
     #expect(
@@ -270,14 +295,54 @@ struct PythonBackendTests {
     let rig = try await makeRig(scenario: "bad-frames")
     let events = rig.client.events
     try await say("hello", in: rig, ends: 1)
-    var rejected: [LIVAProtocolError] = []
-    for await event in events {
-      if case .rejected(let error) = event { rejected.append(error) }
-      if rejected.count == 4 { break }
+    let four = await within(.seconds(30)) { () -> [LIVAProtocolError]? in
+      var rejected: [LIVAProtocolError] = []
+      for await event in events {
+        if case .rejected(let error) = event { rejected.append(error) }
+        if rejected.count == 4 { return rejected }
+      }
+      return nil
     }
+    let rejected = try #require(four, "fewer than 4 rejections within 30 s")
     #expect(rejected.allSatisfy { $0.scope == .frame })
     #expect(Set(rejected.map(\.code)) == [.outOfRange, .missingField])
     #expect(rejected.contains { $0.fieldPath?.hasSuffix("matched_sprite_frame_number") == true })
+    await rig.stop()
+  }
+
+  @Test(
+    "POST /messages: the python route reads our request as protocol.md writes it, and the answer plays"
+  )
+  func httpMessage() async throws {
+    var rig = try await makeRig(http: true)
+    let ready = rig.player.readyAnimations.map(\.rawValue).sorted()
+    #expect(!ready.isEmpty)
+    try await say("hello over http", in: rig, ends: 1)
+    // What the route read, field by field (its HTTP_REQUEST line), against protocol.md's
+    // request: header X-User-ID, body {AgentID, message, instance_id, userResolution,
+    // readyAnimations}, JSON.
+    let line = try #require(
+      await rig.backend.waitForLine(startingWith: "HTTP_REQUEST "),
+      "the route did not answer within 30 s: \(rig.backend.lines.suffix(8))")
+    let read = try #require(
+      try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+    #expect(read["content_type"] as? String == "application/json")
+    #expect(read["X-User-ID"] as? String == "user")
+    #expect(read["AgentID"] as? String == "sample")
+    #expect(read["message"] as? String == "hello over http")
+    #expect(read["instance_id"] as? String == "default")
+    #expect(read["userResolution"] as? String == "96")
+    #expect((read["readyAnimations"] as? [String])?.sorted() == ready)
+    #expect(read["other_fields"] as? [String] == [])
+    // It spoke to the room our socket joined, and that speech plays.
+    let joined = try #require(await rig.backend.waitForLine(startingWith: "CONNECT "))
+    #expect(read["room"] as? String == joined)
+    let plan = await rig.plan(1)
+    #expect(!plan.isEmpty)
+    rig.run(for: 10)
+    #expect(rig.audio.segments.map(\.chunk.index) == Array(plan.indices))
+    #expect(rig.player.metrics.engine.overlayFramesDrawn == plan.reduce(0, +))
+    try checkPresented(rig)
     await rig.stop()
   }
 

@@ -478,6 +478,11 @@ class Backend:
             warn(f"event ignored: {event}")
 
     async def http_message(self, request):
+        """POST /messages, read as the first iOS app sent it (protocol.md: header X-User-ID,
+        body {AgentID, message, instance_id, userResolution, readyAnimations}). Prints
+        `HTTP_REQUEST <json>`: what it read from the request, field by field as this route
+        reads them (content type, X-User-ID, each body field, the room it speaks to), so a
+        client's request is checked against this route rather than against its own types."""
         try:
             body = await request.json()
         except (ValueError, UnicodeDecodeError):
@@ -487,6 +492,18 @@ class Backend:
         user = request.headers.get("X-User-ID", "")
         instance = body.get("instance_id") or "default"
         room = f"{user}-{body.get('AgentID', '')}-instance-{instance}"
+        say("HTTP_REQUEST " + json.dumps({
+            "content_type": request.content_type,
+            "X-User-ID": user,
+            "AgentID": body.get("AgentID"),
+            "message": body.get("message"),
+            "instance_id": body.get("instance_id"),
+            "userResolution": body.get("userResolution"),
+            "readyAnimations": body.get("readyAnimations"),
+            "other_fields": sorted(set(body) - {"AgentID", "message", "instance_id",
+                                                "userResolution", "readyAnimations"}),
+            "room": room,
+        }, sort_keys=True))
         say(f"HTTP_MESSAGE {body['message']}")
         await self.start_message(room, body["message"], body.get("readyAnimations"))
         return aiohttp.web.json_response({"status": "accepted"}, status=202)
