@@ -6,8 +6,9 @@ reference backend: every type is the one protocol.md gives (ints as JSON ints,
 `sprite_index_folder` the int 0, no `overlay_id` in frame objects: the client derives it).
 
     liva_backend.py --pack DIR [--utterances DIR] [--mode base64|binary]
-                    [--scenario normal|reorder|bad-frames|legacy|cut|floats]
+                    [--scenario normal|reorder|bad-frames|legacy|cut|floats|retry|late-chunk0|stall]
                     [--scenario-limit N] [--chunk-gap S] [--batch-size N]
+                    [--stall S] [--stall-before N]
                     [--sections runs|single] [--default-utterance ID]
                     [--cut-how socketio|transport]
                     [--host H] [--port N] [--ping-interval S] [--ping-timeout S]
@@ -43,6 +44,16 @@ reference backend: every type is the one protocol.md gives (ints as JSON ints,
                     are null/false on some frames
                     (sequence_index k: k%5==1 viseme null, k%5==3 viseme false,
                     k%7==3 coordinates null, k%6==2 overlay_id null, k%8==5 image_mime null).
+        retry       as normal, but every receive_frame_images_batch and every
+                    chunk_images_ready is emitted twice in a row (a backend that re-sends after
+                    a slow ack).
+        late-chunk0 as normal, but chunk 0's first image batch is sent once more right after
+                    chunk 1's receive_audio (a retry that lost a race).
+        stall       as normal, but the speech service stalls before chunk --stall-before
+                    (default 1, the second chunk: every utterance here has two): that chunk is
+                    sent --stall seconds (default 1.5) after the chunks before it would have
+                    finished playing had playback begun when the message began streaming, so
+                    the client waits about that long (less its way into speech) at the boundary.
     --scenario-limit N    apply the scenario to the first N messages only, later ones are normal
                           (default: every message; e.g. `--scenario cut --scenario-limit 1`).
     --chunk-gap S         seconds to sleep between two chunks of a message (default 0).
@@ -52,6 +63,7 @@ reference backend: every type is the one protocol.md gives (ints as JSON ints,
                           frames' animation_name still changes from frame to frame).
     --default-utterance ID  the utterance spoken for a message that names none (default: the
                           first id in sorted order).
+    --stall S / --stall-before N  the stall scenario's stall and the chunk it comes before.
 
 Speech: a message whose text (trimmed, case-insensitive) equals an utterance id or an
 utterance's text speaks that utterance, any other message the default one. Chunk c of
@@ -84,6 +96,9 @@ Stdout (one line each, flushed):
     STREAMED <n> chunks=<c> frames=<f>              message n was streamed completely
     CANCELLED <n>                                   a newer message cancelled message n
     CUT <n> sockets=<k>                             cut scenario: the room was disconnected
+    STALL <n> <chunk_index> <seconds>               stall scenario: the speech service stalls
+                                                    before this chunk of message n
+    RESENT <event> <chunk_index>                    retry/late-chunk0: an event sent again
     ERROR <text>                                    a message could not be spoken
 """
 
@@ -546,13 +561,30 @@ class Backend:
             say(f"MESSAGE {number} {text}")
             say(f"PLAN {number} {utterance.id} {','.join(str(len(c[2])) for c in chunks)}")
             total_frames = 0
+            began = time.monotonic()
+            first_batch = None  # late-chunk0: chunk 0's first image batch, sent again later
             for chunk_index, chunk in enumerate(chunks):
                 if chunk_index > 0 and self.args.chunk_gap > 0:
                     await asyncio.sleep(self.args.chunk_gap)
+                if scenario == "stall" and chunk_index == self.args.stall_before:
+                    played = sum(len(c[2]) for c in chunks[:chunk_index]) / FPS
+                    say(f"STALL {number} {chunk_index} {self.args.stall}")
+                    await asyncio.sleep(
+                        max(0.0, began + played + self.args.stall - time.monotonic()))
                 master = self.master_chunk
                 self.master_chunk += 1
                 events = self.chunk_events(scenario, chunk_index, master, chunk)
+                if scenario == "late-chunk0":
+                    if chunk_index == 0:
+                        first_batch = next(
+                            e for e in events if e[0] == "receive_frame_images_batch")
+                    elif chunk_index == 1 and first_batch is not None:
+                        events = events[:1] + [("RESEND", first_batch)] + events[1:]
                 for event, payload in events:
+                    if event == "RESEND":
+                        await self.send(payload[0], payload[1], room, payload[1]["chunk_index"])
+                        say(f"RESENT {payload[0]} {payload[1]['chunk_index']}")
+                        continue
                     if event == "CUT":
                         sids = [sid for sid, _ in self.sio.manager.get_participants("/", room)]
                         for sid in sids:
@@ -663,6 +695,11 @@ class Backend:
                                                "total_images_sent": len(frames)}))
         if scenario == "reorder":
             return batches + [ready, ("receive_audio", receive_audio)]
+        if scenario == "retry":
+            # Every batch and chunk_images_ready twice in a row: a re-send after a slow ack.
+            batches = [item for batch in batches for item in (batch, ("RESEND", batch))]
+            ready = [ready, ("RESEND", ready)]
+            return [("receive_audio", receive_audio)] + batches + ready
         events = [("receive_audio", receive_audio)] + batches + [ready]
         if scenario == "cut" and chunk_index == 0:
             events = events[:2] + [("CUT", None)]
@@ -699,9 +736,12 @@ def main():
         here, "..", "..", "Sources", "LIVAServer", "Resources", "utterances"))
     parser.add_argument("--mode", choices=("base64", "binary"), default="base64")
     parser.add_argument("--scenario", default="normal", choices=(
-        "normal", "reorder", "bad-frames", "legacy", "cut", "floats"))
+        "normal", "reorder", "bad-frames", "legacy", "cut", "floats", "retry", "late-chunk0",
+        "stall"))
     parser.add_argument("--scenario-limit", type=int, default=None)
     parser.add_argument("--chunk-gap", type=float, default=0.0)
+    parser.add_argument("--stall", type=float, default=1.5)
+    parser.add_argument("--stall-before", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=MAX_BATCH)
     parser.add_argument("--sections", choices=("runs", "single"), default="runs")
     parser.add_argument("--default-utterance", default=None)
