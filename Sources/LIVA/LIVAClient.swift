@@ -23,8 +23,16 @@ public struct LIVAConfiguration: Sendable {
   /// The canvas size asked of the server (`userResolution`). The output frames follow the
   /// avatar's own frames (any aspect), unless ``player`` sets a size and content mode.
   public var resolution: Int = 512
-  /// Where base animations are cached on disk.
+  /// Where base animations are cached on disk: each server, agent and resolution in a
+  /// directory of its own under it (``cacheDirectory``). Several clients, in one process or
+  /// several, may share one root.
   public var cacheRoot: URL
+  /// This avatar's cache directory under ``cacheRoot``, keyed by ``serverURL``, ``agentID``
+  /// and ``resolution`` (see ``LIVAMedia/BaseFrameStore/cacheDirectory(in:server:agentID:resolution:)``).
+  public var cacheDirectory: URL {
+    BaseFrameStore.cacheDirectory(
+      in: cacheRoot, server: serverURL, agentID: agentID, resolution: resolution)
+  }
   /// Bytes of base-animation files kept on disk.
   public var cacheByteLimit: Int = 512 << 20
   /// The memory budget of decoded base frames, in bytes: base frames stay encoded on disk and
@@ -181,10 +189,10 @@ public final class LIVAClient: Sendable {
     let store: BaseFrameStore
     do {
       store = try BaseFrameStore(
-        root: configuration.cacheRoot, diskByteLimit: configuration.cacheByteLimit,
+        root: configuration.cacheDirectory, diskByteLimit: configuration.cacheByteLimit,
         memoryByteLimit: configuration.decodedFrameByteLimit)
     } catch {
-      throw LIVAClientError(.cache, "cannot open \(configuration.cacheRoot.path): \(error)")
+      throw LIVAClientError(.cache, "cannot open \(configuration.cacheDirectory.path): \(error)")
     }
     let state = Protected(State(retries: DownloadRetries(policy: configuration.downloadRetry)))
     self.protectedState = state

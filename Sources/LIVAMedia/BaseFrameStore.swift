@@ -24,6 +24,12 @@ import LIVAProtocol
 ///   frame, renaming `manifest.json` swaps the new version in at once (the old one's files and
 ///   decoded frames go). A download that fails, is begun again or is cut off (the app quits)
 ///   leaves the old version in place; its directory is deleted.
+/// - **Shared roots:** several stores (clients in one process or several) may use one root. A
+///   store holds a shared `flock` on the `lock` file of each version it draws and an exclusive
+///   one on its downloads; a directory is deleted only by whoever gets the exclusive lock, and
+///   never while the manifest names it, so no store deletes another's download or the frames
+///   another draws (a replaced version goes when its last user lets go of it). Swaps are
+///   renames of `manifest.json`: the last complete download wins for stores opened later.
 /// - **Atomic writes:** every file is written to a temporary name in the same directory,
 ///   flushed with `fsync`, then renamed over the final name, so a crash mid-write never leaves
 ///   a half frame under a frame's name. Leftover temporary files are deleted on start.
@@ -110,6 +116,8 @@ public final class BaseFrameStore: Sendable {
     var bytes: Int
     /// The owner id of its decoded frames (and part of their keys).
     var id: Int
+    /// The descriptor holding a shared lock on its `lock` file while this store draws it.
+    var lock: Int32
   }
 
   /// A version being downloaded, beside the complete one.
@@ -117,6 +125,8 @@ public final class BaseFrameStore: Sendable {
     var frameCount: Int
     var directory: String
     var bytes: Int
+    /// The descriptor holding an exclusive lock on its `lock` file.
+    var lock: Int32
   }
 
   private struct DiskAnimation {
@@ -170,7 +180,7 @@ public final class BaseFrameStore: Sendable {
         .ioFailure, "cannot create the cache directory: \(error)", source: root.path)
     }
     let names = (try? files.contentsOfDirectory(atPath: root.path)) ?? []
-    var found: [(AnimationName, DiskManifest, String, Int, Date)] = []
+    var found: [(AnimationName, DiskManifest, String, Int, Int32, Date)] = []
     for directory in names {
       // Directories that are not animation names are not ours to read or delete.
       guard let name = try? AnimationName(parsing: directory) else { continue }
@@ -179,17 +189,23 @@ public final class BaseFrameStore: Sendable {
       let manifest = (try? Data(contentsOf: manifestURL)).flatMap {
         try? JSONDecoder().decode(DiskManifest.self, from: $0)
       }
-      let complete = manifest.flatMap { manifest -> String? in
+      var complete = manifest.flatMap { manifest -> String? in
         guard (1...Self.maximumFrameCount).contains(manifest.frames),
           let directory = manifest.directory, Self.isVersionDirectory(directory)
         else { return nil }
         return directory
       }
+      // Drawn from now on: shared-locked, so that no other store deletes it.
+      var lock: Int32?
+      if let current = complete {
+        lock = Self.lock(folder.appendingPathComponent(current), exclusive: false)
+        if lock == nil { complete = nil }  // being deleted, or damaged
+      }
       var bytes = 0
       for file in (try? files.contentsOfDirectory(atPath: folder.path)) ?? [] {
         let url = folder.appendingPathComponent(file)
-        if file == "manifest.json", complete != nil {
-          bytes += Self.fileSize(url)
+        if file == "manifest.json" {
+          if complete != nil { bytes += Self.fileSize(url) }
         } else if file == complete {
           for frame in (try? files.contentsOfDirectory(atPath: url.path)) ?? [] {
             let frameURL = url.appendingPathComponent(frame)
@@ -199,34 +215,52 @@ public final class BaseFrameStore: Sendable {
               bytes += Self.fileSize(frameURL)
             }
           }
-        } else {
-          // An interrupted download, a replaced version, an older layout's files.
-          try? files.removeItem(at: url)
+        } else if Self.isVersionDirectory(file) {
+          // An interrupted download or a replaced version: unless a store uses it.
+          if file != manifest?.directory { Self.removeIfUnused(url) }
+        } else if file.hasPrefix(".") {
+          // A download being set up, or what one left: only once it is old.
+          if Self.isOld(url) { try? files.removeItem(at: url) }
+        } else if file.hasPrefix("frame_") {
+          try? files.removeItem(at: url)  // the older layout's frames
         }
       }
-      guard let manifest, let complete else {
-        try? files.removeItem(at: folder)
+      guard let manifest, let complete, let lock else {
+        rmdir(folder.path)  // only when empty
         continue
       }
       let date =
         (try? files.attributesOfItem(atPath: manifestURL.path)[.modificationDate] as? Date)
         ?? .distantPast
-      found.append((name, manifest, complete, bytes, date))
+      found.append((name, manifest, complete, bytes, lock, date))
     }
     state.withLock { state in
       // Oldest manifest first: a manifest's date is its download or its last session's first
       // use, whichever is later.
-      for (name, manifest, directory, bytes, _) in found.sorted(by: { $0.4 < $1.4 }) {
+      for (name, manifest, directory, bytes, lock, _) in found.sorted(by: { $0.5 < $1.5 }) {
         state.tick += 1
         state.nextID += 1
         state.animations[name] = DiskAnimation(
           current: Version(
             version: manifest.version, frameCount: manifest.frames, directory: directory,
-            bytes: bytes, id: state.nextID),
+            bytes: bytes, id: state.nextID, lock: lock),
           lastUsed: state.tick)
         state.statistics.diskBytes += bytes
         state.statistics.animations += 1
       }
+    }
+  }
+
+  deinit {
+    // Downloads not complete go; the locks of the versions drawn are let go.
+    let animations = state.withLock { $0.animations }
+    for (name, entry) in animations {
+      if let staging = entry.staging {
+        try? FileManager.default.removeItem(
+          at: directory(name).appendingPathComponent(staging.directory))
+        close(staging.lock)
+      }
+      if let current = entry.current { close(current.lock) }
     }
   }
 
@@ -278,6 +312,46 @@ public final class BaseFrameStore: Sendable {
     return FetchPlan(animations: wanted, rejectedNames: rejected.sorted())
   }
 
+  /// The cache directory of one avatar under `root`: frames of another server, agent or
+  /// resolution are another avatar's and must never be drawn, so each gets its own directory.
+  /// Its name is readable (host, agent and resolution, sanitized to `[a-z0-9._-]`, shortened)
+  /// and made unique by a 64-bit FNV-1a hash of the exact values (the server with its scheme,
+  /// port and path, lowercased, `ws`/`wss` read as `http`/`https`, without a trailing `/`). It
+  /// is one path component: no input can reach outside `root`. Stable across releases.
+  public static func cacheDirectory(
+    in root: URL, server: String, agentID: String, resolution: Int
+  ) -> URL {
+    var canonical = server.lowercased()
+    while canonical.hasSuffix("/") { canonical.removeLast() }
+    if canonical.hasPrefix("ws://") {
+      canonical = "http://" + canonical.dropFirst(5)
+    } else if canonical.hasPrefix("wss://") {
+      canonical = "https://" + canonical.dropFirst(6)
+    }
+    var host = Substring(canonical)
+    if let scheme = host.range(of: "://") { host = host[scheme.upperBound...] }
+    func sanitized(_ text: some StringProtocol) -> String {
+      let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789._-")
+      return String(text.lowercased().prefix(40).map { allowed.contains($0) ? $0 : "_" })
+    }
+    var name =
+      "\(sanitized(host))-\(sanitized(agentID))-\(resolution)-"
+      + fnv1a64Hex("\(canonical)\n\(agentID)\n\(resolution)")
+    if name.hasPrefix(".") { name = "_" + name.dropFirst() }
+    return root.appendingPathComponent(name, isDirectory: true)
+  }
+
+  /// The 64-bit FNV-1a hash of `text`'s UTF-8 bytes, as 16 lowercase hex digits.
+  static func fnv1a64Hex(_ text: String) -> String {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in text.utf8 {
+      hash ^= UInt64(byte)
+      hash &*= 0x0000_0100_0000_01b3
+    }
+    let digits = String(hash, radix: 16)
+    return String(repeating: "0", count: 16 - digits.count) + digits
+  }
+
   /// Parses an animation name from the wire; a hostile or malformed name is an
   /// ``LIVAMediaError/Code-swift.struct/invalidName`` error.
   public static func animationName(_ text: String) throws(LIVAMediaError) -> AnimationName {
@@ -300,16 +374,28 @@ public final class BaseFrameStore: Sendable {
         source: animation.rawValue)
     }
     abandonDownload(animation)
+    // Set up under a hidden name, locked, then renamed: no other store ever sees it unlocked.
     let directory = "v-" + UUID().uuidString.lowercased()
-    let folder = self.directory(animation).appendingPathComponent(directory, isDirectory: true)
+    let parent = self.directory(animation)
+    let setup = parent.appendingPathComponent("." + directory, isDirectory: true)
+    let folder = parent.appendingPathComponent(directory, isDirectory: true)
     do {
-      try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+      try FileManager.default.createDirectory(at: setup, withIntermediateDirectories: true)
     } catch {
-      throw LIVAMediaError(.ioFailure, "cannot create \(folder.path): \(error)")
+      throw LIVAMediaError(.ioFailure, "cannot create \(setup.path): \(error)")
+    }
+    guard let lock = Self.lock(setup, exclusive: true, create: true) else {
+      try? FileManager.default.removeItem(at: setup)
+      throw LIVAMediaError(.ioFailure, "cannot lock a new download", source: setup.path)
+    }
+    guard rename(setup.path, folder.path) == 0 else {
+      try? FileManager.default.removeItem(at: setup)
+      close(lock)
+      throw LIVAMediaError(.ioFailure, "cannot create \(folder.path)", source: folder.path)
     }
     state.withLock { state in
       state.animations[animation, default: DiskAnimation()].staging = Staging(
-        frameCount: frames, directory: directory, bytes: 0)
+        frameCount: frames, directory: directory, bytes: 0, lock: lock)
     }
   }
 
@@ -331,6 +417,7 @@ public final class BaseFrameStore: Sendable {
     guard let staging else { return }
     try? FileManager.default.removeItem(
       at: directory(animation).appendingPathComponent(staging.directory))
+    close(staging.lock)
   }
 
   /// Writes frame `index` of an animation being downloaded. PNG bytes are written as they
@@ -405,8 +492,11 @@ public final class BaseFrameStore: Sendable {
       throw LIVAMediaError(.ioFailure, "cannot encode the manifest: \(error)")
     }
     do {
+      // The temporary file in the download's own (locked) directory: no other store's
+      // clean-up can take it away before the rename.
       try Self.writeAtomically(
-        data, to: directory(animation).appendingPathComponent("manifest.json"))
+        data, to: directory(animation).appendingPathComponent("manifest.json"),
+        temporaryDirectory: directory(animation).appendingPathComponent(staging.directory))
     } catch {
       abandonDownload(animation)
       throw error
@@ -423,9 +513,11 @@ public final class BaseFrameStore: Sendable {
       } else {
         state.statistics.animations += 1
       }
+      // Drawn from now on: the exclusive lock becomes a shared one.
+      flock(staged.lock, LOCK_SH)
       entry.current = Version(
         version: version, frameCount: staged.frameCount, directory: staged.directory,
-        bytes: staged.bytes + data.count, id: state.nextID)
+        bytes: staged.bytes + data.count, id: state.nextID, lock: staged.lock)
       entry.staging = nil
       entry.lastUsed = state.tick
       entry.touchedOnDisk = true
@@ -443,8 +535,8 @@ public final class BaseFrameStore: Sendable {
       return (replaced, victims)
     }
     if let replaced {
-      try? FileManager.default.removeItem(
-        at: directory(animation).appendingPathComponent(replaced.directory))
+      close(replaced.lock)
+      Self.removeIfUnused(directory(animation).appendingPathComponent(replaced.directory))
       decoded.evict(message: replaced.id)
     }
     for victim in victims {
@@ -663,22 +755,65 @@ public final class BaseFrameStore: Sendable {
     }
     guard let removed else { return }
     let folder = directory(animation)
-    try? FileManager.default.removeItem(at: folder.appendingPathComponent("manifest.json"))
-    try? FileManager.default.removeItem(at: folder.appendingPathComponent(removed.directory))
-    // The animation's directory goes when nothing else is in it.
-    if (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.isEmpty ?? false {
-      try? FileManager.default.removeItem(at: folder)
+    let manifestURL = folder.appendingPathComponent("manifest.json")
+    // The manifest goes only while it names this store's version (another store may have
+    // swapped in a newer one since).
+    if let data = try? Data(contentsOf: manifestURL),
+      let manifest = try? JSONDecoder().decode(DiskManifest.self, from: data),
+      manifest.directory == removed.directory
+    {
+      try? FileManager.default.removeItem(at: manifestURL)
     }
+    close(removed.lock)
+    Self.removeIfUnused(folder.appendingPathComponent(removed.directory))
+    rmdir(folder.path)  // only when empty
     decoded.evict(message: removed.id)
+  }
+
+  /// Opens a version directory's `lock` file and locks it, shared or exclusive, without
+  /// waiting; the descriptor holds the lock (close it to let go), nil when another store holds
+  /// a conflicting lock or the directory is gone.
+  private static func lock(_ directory: URL, exclusive: Bool, create: Bool = false) -> Int32? {
+    let path = directory.appendingPathComponent("lock").path
+    let descriptor = open(path, O_RDWR | (create ? O_CREAT : 0), 0o644)
+    guard descriptor >= 0 else { return nil }
+    var status = stat()
+    guard flock(descriptor, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0,
+      fstat(descriptor, &status) == 0, status.st_nlink > 0
+    else {
+      close(descriptor)
+      return nil
+    }
+    return descriptor
+  }
+
+  /// Deletes a version directory unless a store holds its lock (draws or downloads it).
+  private static func removeIfUnused(_ directory: URL) {
+    if FileManager.default.fileExists(atPath: directory.appendingPathComponent("lock").path) {
+      guard let lock = lock(directory, exclusive: true) else { return }
+      defer { close(lock) }
+      try? FileManager.default.removeItem(at: directory)
+    } else if isOld(directory) {
+      try? FileManager.default.removeItem(at: directory)  // no lock: damaged, left an hour
+    }
+  }
+
+  /// Whether a file was last modified more than an hour ago.
+  private static func isOld(_ url: URL) -> Bool {
+    let date = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.modificationDate]
+    return (date as? Date).map { $0 < Date(timeIntervalSinceNow: -3_600) } ?? true
   }
 
   private static func fileSize(_ url: URL) -> Int {
     ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? Int) ?? 0
   }
 
-  /// Writes `data` to a temporary file next to `url`, flushes it, and renames it over `url`.
-  static func writeAtomically(_ data: Data, to url: URL) throws(LIVAMediaError) {
-    let temporary = url.deletingLastPathComponent()
+  /// Writes `data` to a temporary file (a unique name next to `url`, or in
+  /// `temporaryDirectory` on the same file system), flushes it, and renames it over `url`.
+  static func writeAtomically(_ data: Data, to url: URL, temporaryDirectory: URL? = nil)
+    throws(LIVAMediaError)
+  {
+    let temporary = (temporaryDirectory ?? url.deletingLastPathComponent())
       .appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
     let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL, 0o644)
     guard descriptor >= 0 else {

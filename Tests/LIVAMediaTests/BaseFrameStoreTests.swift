@@ -50,7 +50,7 @@ struct BaseFrameStoreTests {
     let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
     #expect(files == ["manifest.json", version.lastPathComponent])
     let frames = try FileManager.default.contentsOfDirectory(atPath: version.path).sorted()
-    #expect(frames == ["frame_0000.png", "frame_0001.png", "frame_0002.png"])
+    #expect(frames == ["frame_0000.png", "frame_0001.png", "frame_0002.png", "lock"])
     #expect(store.isAvailable(.idleForward))
     for index in 0..<3 { #expect(try store.frame(index, of: .idleForward) == images[index]) }
     let reopened = try BaseFrameStore(root: root)

@@ -13,8 +13,8 @@ import Testing
 /// loopback Socket.IO; every wait is bounded.
 @Suite("Client downloads", .serialized)
 struct ClientDownloadTests {
-  static func backend(_ configure: (inout BackendConfiguration) -> Void) async throws
-    -> ReconnectTests.Backend
+  static func backend(port: Int = 0, _ configure: (inout BackendConfiguration) -> Void)
+    async throws -> ReconnectTests.Backend
   {
     var configuration = BackendConfiguration()
     configuration.greets = false
@@ -26,10 +26,10 @@ struct ClientDownloadTests {
         in: FileManager.default.temporaryDirectory.appendingPathComponent("liva-e2e-packs")),
       synthesizer: synthesizer, configuration: configuration)
     let (ports, continuation) = AsyncStream<Int>.makeStream()
-    let task = Task { try await backend.run(port: 0) { continuation.yield($0) } }
+    let task = Task { try await backend.run(port: port) { continuation.yield($0) } }
     var iterator = ports.makeAsyncIterator()
-    let port = try #require(await iterator.next())
-    return ReconnectTests.Backend(backend: backend, task: task, port: port)
+    let bound = try #require(await iterator.next())
+    return ReconnectTests.Backend(backend: backend, task: task, port: bound)
   }
 
   static func client(
@@ -90,6 +90,7 @@ struct ClientDownloadTests {
   func failingNewVersionKeepsOld() async throws {
     let root = Self.temporaryRoot()
     let first = try await Self.backend { _ in }
+    var cached: BaseFrameStore.ManifestEntry?
     do {
       let client = try Self.client(port: first.port, cacheRoot: root)
       await client.connect()
@@ -98,14 +99,15 @@ struct ClientDownloadTests {
           client.state == .ready && client.pendingDownloads == 0
             && client.player.readyAnimations.count >= 6
         })
+      cached = client.player.baseFrames.cachedEntry(.idleForward)
       await client.disconnect()
     }
     await first.stop()
-    let cached = try BaseFrameStore(root: root).cachedEntry(.idleForward)
     let old = try #require(cached?.version)
 
-    // Version "2" of every animation, and no download ever completes.
-    let second = try await Self.backend {
+    // The same server (the cache is keyed by it) with version "2" of every animation, and no
+    // download ever completes.
+    let second = try await Self.backend(port: first.port) {
       $0.manifestVersion = "2"
       $0.faults.incompleteDownloads = 10_000
     }
@@ -155,5 +157,39 @@ struct ClientDownloadTests {
     #expect(retries.failed(.idleBack) == .retry(after: .seconds(1)))
     retries.reset()
     #expect(retries.failed(.idleForward) == .retry(after: .seconds(1)))
+  }
+}
+
+/// The disk cache is keyed by server, agent and resolution (issue 18, item 8).
+@Suite("Client cache keys", .serialized)
+struct ClientCacheKeyTests {
+  @Test("another agent, resolution or server on the same cache root never draws these frames")
+  func keyedCache() async throws {
+    let root = ClientDownloadTests.temporaryRoot()
+    let server = try await ClientDownloadTests.backend { _ in }
+    do {
+      let client = try ClientDownloadTests.client(port: server.port, cacheRoot: root)
+      await client.connect()
+      try #require(
+        await eventually {
+          client.state == .ready && client.pendingDownloads == 0
+            && client.player.readyAnimations.count >= 6
+        })
+      await client.disconnect()
+    }
+    // The same server, agent and resolution: warm.
+    let same = try ClientDownloadTests.client(port: server.port, cacheRoot: root)
+    #expect(same.player.readyAnimations.count >= 6)
+    // Another agent, resolution or server: cold.
+    let others: [(inout LIVAConfiguration) -> Void] = [
+      { $0.agentID = "other" }, { $0.resolution = 512 },
+      { $0.serverURL = "http://localhost:\(server.port)" },
+    ]
+    for configure in others {
+      let other = try ClientDownloadTests.client(
+        port: server.port, cacheRoot: root, configure: configure)
+      #expect(other.player.readyAnimations.isEmpty, "\(other.configuration)")
+    }
+    await server.stop()
   }
 }
