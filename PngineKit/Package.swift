@@ -67,7 +67,9 @@ let package = Package(
         .product(name: "WAT", package: "WasmKit"),
         .product(name: "Logging", package: "swift-log"),
       ],
-      exclude: ["Fixtures"]
+      exclude: ["Fixtures"],
+      // Tells RequiredToolsTests that PngineWebGPUTests is not in the build.
+      swiftSettings: webGPU ? [] : [.define("PNGINE_WEBGPU_LEFT_OUT")]
     ),
   ]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import PngineTestSupport
 import Testing
 
 /// `pngine` in the same build folder as this test bundle (`swift test` builds it).
@@ -9,10 +10,12 @@ let pngineBinary: URL? = {
 }()
 
 /// The `pngine` tool itself.
-@Suite(.enabled(if: pngineBinary != nil, "the pngine executable is not built"))
+@Suite(
+  .enabled(if: pngineBinary != nil || requireAllTools, "the pngine executable is not built"))
 struct CLITests {
   static func run(_ arguments: [String]) throws -> (status: Int32, stdout: Data) {
     let process = Process()
+    try requireTool(pngineBinary != nil, "the pngine executable")
     process.executableURL = pngineBinary!
     process.arguments = arguments
     let pipe = Pipe()

@@ -1,5 +1,6 @@
 import Foundation
 import PngineKit
+import PngineTestSupport
 import Testing
 
 /// `pngine` in the same build folder as this test bundle (`swift test` builds it).
@@ -10,13 +11,15 @@ let renderBinary: URL? = {
 }()
 
 /// `pngine render` itself: frames as PNGs, the video when ffmpeg is there.
-@Suite(.enabled(if: renderBinary != nil, "the pngine executable is not built"))
+@Suite(
+  .enabled(if: renderBinary != nil || requireAllTools, "the pngine executable is not built"))
 struct RenderCommandTests {
   @Test func renderWritesOnePictureATimeAndTheyMatchTheRenderer() throws {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
       "pngine-render-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: folder) }
     let process = Process()
+    try requireTool(renderBinary != nil, "the pngine executable")
     process.executableURL = renderBinary!
     process.arguments = [
       "render", fixtures.appendingPathComponent(triangle).path, "--times", "0,0.5", "--size",

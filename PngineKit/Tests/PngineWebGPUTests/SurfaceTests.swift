@@ -50,6 +50,8 @@ func offscreen(_ file: String, width: UInt32, height: UInt32, times: [Float]) th
 func withWindow<T>(
   width: UInt32, height: UInt32, _ body: (XDisplay, Xlib.Window) throws -> T
 ) throws -> T {
+  try requireTool(
+    XDisplay.available, "an X display (libX11, and Xvfb or DISPLAY: scripts/setup-wgpu.sh)")
   let x = try XDisplay()
   defer { x.close() }
   let errorsBefore = xlibErrors.withLock { $0 }
@@ -60,10 +62,11 @@ func withWindow<T>(
 
 /// The surface path on a real window: an X11 window on a private Xvfb, presented through
 /// wgpu's Vulkan surface on lavapipe, read back with `XGetImage`. Skipped where there is no
-/// libX11 or no Xvfb/`DISPLAY`.
+/// libX11 or no Xvfb/`DISPLAY`, unless LIVA_REQUIRE_ALL_TOOLS=1 (then they fail).
 @Suite(
   .serialized, .disturbsProcess,
-  .enabled(if: XDisplay.available, "no X display: needs libX11 and Xvfb (or DISPLAY)"))
+  .enabled(
+    if: XDisplay.available || requireAllTools, "no X display: needs libX11 and Xvfb (or DISPLAY)"))
 struct SurfaceTests {
   @Test(arguments: surfaceCases)
   func presentedPixelsMatchTheOffscreenRender(_ c: SurfaceCase) throws {
