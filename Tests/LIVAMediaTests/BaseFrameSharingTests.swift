@@ -118,6 +118,53 @@ struct BaseFrameSharingTests {
     #expect(try versions().count == 1)
   }
 
+  @Test("two stores on two threads download and draw new versions at once: every read succeeds")
+  func concurrentStores() throws {
+    let root = try TestSupport.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: root) }
+    let hi = try AnimationName(parsing: "hi_1_s_hi_1_e")
+    try download(try BaseFrameStore(root: root), frames(2), talking, version: "0")
+    let perAnimation = try BaseFrameStore(root: root).statistics.diskBytes
+    // Room for two animations: each store's downloads evict its other animation.
+    let problems = Locked([String]())
+    do {
+      let stores = try (0..<2).map { _ in
+        try BaseFrameStore(root: root, diskByteLimit: perAnimation * 2 + perAnimation / 2)
+      }
+      DispatchQueue.concurrentPerform(iterations: 2) { worker in
+        let store = stores[worker]
+        for round in 0..<15 {
+          let animation = round % 3 == 2 ? hi : talking
+          let images = frames(2, seed: worker * 1_000 + round * 10)
+          do {
+            try download(store, images, animation, version: "\(worker)-\(round)")
+            store.purgeMemory()
+            for index in 0..<2 where try store.frame(index, of: animation) != images[index] {
+              problems.withLock { $0.append("worker \(worker) round \(round): wrong frame") }
+            }
+          } catch {
+            problems.withLock { $0.append("worker \(worker) round \(round): \(error)") }
+          }
+        }
+      }
+    }
+    #expect(problems.withLock { $0 }.isEmpty, "\(problems.withLock { $0 })")
+    // A store opened now sees complete versions only.
+    let third = try BaseFrameStore(root: root)
+    for animation in [talking, hi] where third.isAvailable(animation) {
+      for index in 0..<2 { #expect(throws: Never.self) { try third.frame(index, of: animation) } }
+    }
+    // The workers' stores let go: only the versions the manifests name are left.
+    let last = try BaseFrameStore(root: root)
+    for animation in [talking, hi] {
+      let folder = root.appendingPathComponent(animation.rawValue)
+      let versions = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
+        .filter { $0.hasPrefix("v-") || $0.hasPrefix(".") }
+      #expect(versions.count == (last.isAvailable(animation) ? 1 : 0), "\(versions)")
+      #expect(third.isAvailable(animation) == last.isAvailable(animation))
+    }
+  }
+
   @Test("cache keys: one directory per server, agent and resolution; safe names")
   func cacheKeys() {
     let root = URL(fileURLWithPath: "/tmp/cache")
