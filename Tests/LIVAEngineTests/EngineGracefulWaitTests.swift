@@ -210,3 +210,78 @@ struct EngineGracefulWaitTests {
     }
   }
 }
+
+/// What ends a wait other than the late chunk: `audio_end`, a new message, the wait's cap.
+@Suite("Engine: a wait for a late chunk that ends otherwise")
+struct EngineGracefulWaitEndTests {
+  enum Ending: String, CaseIterable, Sendable {
+    /// `audio_end` 1 s into the wait: no chunk 2 will come.
+    case audioEnd
+    /// A new message's chunk 0 1 s into the wait: the old message is interrupted.
+    case newMessage
+    /// Nothing: the wait lasts `maxBoundaryHold` (3 s).
+    case cap
+  }
+
+  @Test(
+    "a wait ended by audio_end, a new message or its cap returns without a pop",
+    arguments: Ending.allCases)
+  func ending(_ ending: Ending) throws {
+    var driver = Driver()
+    driver.tick(at: 0)
+    let plans = chunks(talkingWalk(count: 38), sizes: [20, 18])
+    driver.enqueue(plans[0])
+    driver.enqueue(plans[1])
+    var lastOfChunk1: Double?
+    var ended: Double?
+    var k = 1.0
+    while k / 60 < 10 {
+      let t = k / 60
+      k += 1
+      if ended == nil, let last = lastOfChunk1, t >= last + slot + 1 {
+        switch ending {
+        case .audioEnd: driver.engine.audioEnded()
+        case .newMessage:
+          driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 20, tag: "n")))
+          driver.engine.audioEnded()
+        case .cap: break
+        }
+        ended = t
+      }
+      let result = driver.tick(at: t)
+      if lastOfChunk1 == nil, result.plan.frame?.chunk?.index == 1,
+        result.plan.frame?.overlayIndex == 17
+      {
+        lastOfChunk1 = t
+      }
+    }
+    let last = try #require(lastOfChunk1)
+    let draws = driver.draws
+    for (a, b) in zip(draws, draws.dropFirst()) {
+      #expect(
+        EngineGracefulWaitTests.neighbours(a.frame, b.frame),
+        "pop at \(b.time): \(a.frame) → \(b.frame)")
+    }
+    #expect(driver.engine.metrics.pops == 0)
+    #expect(driver.engine.metrics.boundaryWaits == 1)
+    #expect(driver.engine.mode == .idle)
+    // The old message's mouths never return after the wait began.
+    #expect(
+      !draws.contains {
+        $0.time > last + 0.2 && $0.frame.overlays.first?.key.hasPrefix("m/") == true
+      })
+    let finishing = try #require(
+      driver.actions.first { $0.time > last && $0.action == .modeChanged(.finishing) })
+    switch ending {
+    case .audioEnd:
+      #expect(finishing.time - (last + slot + 1) <= 2 * slot)
+    case .newMessage:
+      // The new message plays whole after the old one's wait.
+      #expect(
+        driver.drawnKeys.filter { $0.hasPrefix("n/") }
+          == talkingWalk(count: 20, tag: "n").map { $0.layers[0].key })
+    case .cap:
+      #expect(abs(finishing.time - (last + slot + 3)) < 1e-6)
+    }
+  }
+}
