@@ -306,6 +306,17 @@ public struct PlayerCore: Sendable {
         accounting.failedImages += keys.count
         for key in keys { engine.imageFailed(key) }
       case .imagesSent(let chunk, let message, _):
+        // Socket.IO keeps order, and `chunk_images_ready` follows its chunk's batches: when none
+        // of the chunk's images came before it, it was another message's.
+        let id = ChunkID(message: message, index: chunk)
+        if let keys = keysByChunk[id], !keys.isEmpty, !keys.contains(where: engine.knowsImage) {
+          accounting.staleEvents += 1
+          effects.append(
+            .log(
+              .info, "[LIVA] chunk_images_ready before any of its chunk's images: ignored",
+              ["chunk": "\(id)"]))
+          continue
+        }
         if engine.currentMessage == message {
           engine.chunkImagesComplete(chunkIndex: chunk)
         } else if engine.currentMessage.map({ $0 < message }) ?? true {

@@ -77,12 +77,17 @@ public struct SpeechReceiver: Sendable {
     var chunks: [Int: ChunkSeen] = [:]
     var ended = false
     var interrupted = false
+    /// Every chunk so far had `master − base == chunk_index`: a chunk that does not belongs to
+    /// another message. False once the backend showed it numbers otherwise.
+    var mastersContiguous = true
   }
 
   private struct ChunkSeen: Sendable, Equatable {
     var master: Int?
     var fingerprint: Int
     var totalImages: Int
+    /// When it arrived.
+    var at: Double
   }
 
   private struct AudioWaiting: Sendable {
@@ -102,6 +107,12 @@ public struct SpeechReceiver: Sendable {
   public var earlyTimeout: Double
   /// The speaking frame rate, for the mouthless slots of a chunk without a plan.
   public var speakingFPS: Double
+  /// Seconds after a chunk 0 within which the same chunk 0 (without masters) is a re-send even
+  /// after `audio_end`.
+  public var resendWindow: Double = 5
+  /// Seconds a `chunk_images_ready` waits for its chunk's plan; an older one was another
+  /// message's.
+  public var readyAheadTimeout: Double = 2
   private var open: Message?
   private var nextMessage = 0
   private var lastEventStale = false
@@ -110,14 +121,16 @@ public struct SpeechReceiver: Sendable {
   /// `animation_chunk_metadata` plans not paired yet, by chunk index.
   private var plans: [Int: (frames: [PlannedFrame], fingerprint: Int)] = [:]
   /// `chunk_images_ready` whose chunk's plan is not here yet: chunk index → total.
-  private var readyAhead: [Int: Int] = [:]
+  private var readyAhead: [Int: (total: Int, at: Double)] = [:]
   private var early: [Early] = []
+  /// Chunk 0 of the last few messages before the open one, to know their late re-sends.
+  private var recentOpeners: [ChunkSeen] = []
 
   /// The most chunks parked as early at once; the oldest goes first.
   public static let earlyLimit = 16
 
   /// Creates a receiver; message numbers start at 0.
-  public init(pairingTimeout: Double = 0.5, earlyTimeout: Double = 1, speakingFPS: Double = 30) {
+  public init(pairingTimeout: Double = 0.5, earlyTimeout: Double = 0.5, speakingFPS: Double = 30) {
     self.pairingTimeout = pairingTimeout
     self.earlyTimeout = earlyTimeout
     self.speakingFPS = speakingFPS
@@ -139,7 +152,7 @@ public struct SpeechReceiver: Sendable {
     case .frameImage(let frame):
       return images([frame], chunk: frame.chunkIndex ?? 0)
     case .chunkImagesReady(let chunk, let total):
-      return imagesReady(chunk: chunk, total: total)
+      return imagesReady(chunk: chunk, total: total, now: now)
     case .audioEnd:
       guard var current = open, !lastEventStale, !current.ended, !current.interrupted else {
         return [
@@ -170,6 +183,27 @@ public struct SpeechReceiver: Sendable {
     }
     while let first = early.first, now - first.since >= earlyTimeout {
       early.removeFirst()
+      // No chunk 0 came for it. The next chunk of the open message, which an `audio_end` ended
+      // (without masters a late one of an interrupted message looks the same): it is that
+      // message's. Anything else is an orphan.
+      if var current = open, !current.interrupted,
+        first.chunk.chunkIndex == (current.chunks.keys.max() ?? -1) + 1
+      {
+        let frames = Self.plannedFrames(first.chunk)
+        current.ended = false
+        if let master = first.chunk.masterChunkIndex, let base = current.base,
+          master - base != first.chunk.chunkIndex
+        {
+          current.mastersContiguous = false  // this backend numbers otherwise: believe it
+        }
+        current.chunks[first.chunk.chunkIndex] = ChunkSeen(
+          master: nil, fingerprint: Self.fingerprint(first.chunk.audio, frames),
+          totalImages: first.chunk.totalFrameImages, at: now)
+        open = current
+        actions += firstFrame(first.chunk)
+        actions += accept(first.chunk, frames: frames, message: current.id, now: now)
+        continue
+      }
       actions.append(
         .dropped(event: "receive_audio", chunk: first.chunk.chunkIndex, reason: .orphan))
     }
@@ -199,13 +233,31 @@ public struct SpeechReceiver: Sendable {
     let frames = Self.plannedFrames(chunk)
     let seen = ChunkSeen(
       master: chunk.masterChunkIndex, fingerprint: Self.fingerprint(chunk.audio, frames),
-      totalImages: chunk.totalFrameImages)
+      totalImages: chunk.totalFrameImages, at: now)
     var actions: [Action] = []
     let id: MessageID
     if chunk.chunkIndex == 0 {
       if let current = open, isResend(seen, of: 0, in: current) {
         lastEventStale = false
         return [.dropped(event: "receive_audio", chunk: 0, reason: .duplicate)]
+      }
+      // A late re-send of an interrupted message's chunk 0: an older master, or (without
+      // masters) the content of a recent earlier chunk 0.
+      if let master = chunk.masterChunkIndex, let base = open?.base, master < base {
+        lastEventStale = true
+        return [.dropped(event: "receive_audio", chunk: 0, reason: .stale)]
+      }
+      if chunk.masterChunkIndex == nil,
+        recentOpeners.contains(where: {
+          $0.fingerprint == seen.fingerprint && now - $0.at < resendWindow
+        })
+      {
+        lastEventStale = true
+        return [.dropped(event: "receive_audio", chunk: 0, reason: .stale)]
+      }
+      if let previous = open?.chunks[0] {
+        recentOpeners.append(previous)
+        if recentOpeners.count > 4 { recentOpeners.removeFirst() }
       }
       id = openMessage(base: chunk.masterChunkIndex)
       open?.chunks[0] = seen
@@ -262,7 +314,10 @@ public struct SpeechReceiver: Sendable {
       if isResend(seen, of: index, in: current) { return .duplicate }
       if current.interrupted { return .stale }
       if master - base == index { return .open(reopens: current.ended) }
-      if current.chunks[index] != nil || current.ended { return .early }
+      // Another message's, unless this backend numbers its chunks otherwise.
+      if current.mastersContiguous || current.chunks[index] != nil || current.ended {
+        return .early
+      }
       return .open(reopens: false)
     }
     if isResend(seen, of: index, in: current) { return .duplicate }
@@ -278,9 +333,9 @@ public struct SpeechReceiver: Sendable {
       return false
     }
     if let a = known.master, let b = seen.master { return a == b }
-    // Without masters, the same content is a re-send only while the message is received: a
-    // later message may say the same thing again.
-    return !(index == 0 && message.ended)
+    // Without masters, the same content is a re-send while the message is received, or within
+    // ``resendWindow`` of the first copy: later, a message may say the same thing again.
+    return !(index == 0 && message.ended && seen.at - known.at >= resendWindow)
   }
 
   private static func fits(_ chunk: AudioChunk, base: Int?) -> Bool {
@@ -311,8 +366,8 @@ public struct SpeechReceiver: Sendable {
       actions.append(
         .enqueue(ChunkPlan(index: index, frames: frames, message: message), audio: chunk.audio))
     }
-    if let total = readyAhead.removeValue(forKey: index) {
-      actions.append(.imagesSent(chunk: index, message: message, total: total))
+    if let ready = readyAhead.removeValue(forKey: index), now - ready.at <= readyAheadTimeout {
+      actions.append(.imagesSent(chunk: index, message: message, total: ready.total))
     }
     return actions
   }
@@ -352,8 +407,8 @@ public struct SpeechReceiver: Sendable {
       var actions = [
         enqueueAction(index: index, message: waiting.message, frames: frames, audio: waiting.audio)
       ]
-      if let total = readyAhead.removeValue(forKey: index) {
-        actions.append(.imagesSent(chunk: index, message: waiting.message, total: total))
+      if let ready = readyAhead.removeValue(forKey: index), now - ready.at <= readyAheadTimeout {
+        actions.append(.imagesSent(chunk: index, message: waiting.message, total: ready.total))
       }
       return actions
     }
@@ -370,15 +425,15 @@ public struct SpeechReceiver: Sendable {
   /// Fingerprints of the metadata plans paired in the open message, to spot re-sends.
   private var plansSent: [MessageID: [Int: Int]] = [:]
 
-  private mutating func imagesReady(chunk: Int, total: Int) -> [Action] {
+  private mutating func imagesReady(chunk: Int, total: Int, now: Double) -> [Action] {
     if let current = open, current.chunks[chunk] != nil, awaitingPlan[chunk] == nil {
       if chunk == 0 && (current.ended || current.chunks.count > 1) {
         // Maybe the next message's, ahead of its chunk 0: kept for it too.
-        readyAhead[0] = total
+        readyAhead[0] = (total, now)
       }
       return [.imagesSent(chunk: chunk, message: current.id, total: total)]
     }
-    readyAhead[chunk] = total
+    readyAhead[chunk] = (total, now)
     return []
   }
 

@@ -178,8 +178,21 @@ extension State {
     }
     var frames = 0
     var path: [Leg] = []
+    /// Which way to play the animation on screen to reach an entry inside it.
+    var direction: Bool?
     if entry.index > 0 {
-      guard cursor.animation == entry.animation, cursor.index < entry.index - 1 else {
+      if cursor.animation == entry.animation, cursor.index < entry.index - 1 {
+        frames = entry.index - 1 - cursor.index
+        direction = false
+      } else if cursor.animation == entry.animation, cursor.index > entry.index + 1 {
+        // Back through the animation on screen: the frame after the entry is its neighbour.
+        frames = cursor.index - entry.index - 1
+        direction = true
+      } else if let found = cheapestWalk(from: cursor, to: entry.animation) {
+        // To the entry's animation, then through it up to the frame before the entry.
+        frames = found.frames + entry.index
+        path = found.legs + [Leg(animation: entry.animation)]
+      } else {
         warn(
           .cut,
           "\(entry.animation)#\(entry.index) cannot be reached from \(cursor.animation)#\(cursor.index)"
@@ -187,7 +200,6 @@ extension State {
         arrive(configuration)
         return
       }
-      frames = entry.index - 1 - cursor.index
     } else if let found = cheapestWalk(from: cursor, to: entry.animation) {
       frames = found.frames
       path = found.legs
@@ -208,6 +220,7 @@ extension State {
       path.removeFirst()
       self.cursor?.reversed = turn.reversed
     }
+    if let direction { self.cursor?.reversed = direction }
     baseQueue = path
     setMode(.transition)
     baseStep(configuration)

@@ -63,6 +63,12 @@ public struct LIVAEngine: Sendable {
     state.inFlightKeys.remove(key)
   }
 
+  /// Whether the image with this key was received: decoded, decoding, or failed.
+  public func knowsImage(_ key: String) -> Bool {
+    state.readyKeys.contains(key) || state.inFlightKeys.contains(key)
+      || state.failedKeys.contains(key)
+  }
+
   /// Tells the engine that these images were received and are being decoded: a frame that
   /// needs one waits for it (up to the hold cap) even once its chunk's images were all sent.
   /// ``imageReady(_:)`` or ``imageFailed(_:)`` ends the wait.

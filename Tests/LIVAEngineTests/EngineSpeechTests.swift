@@ -338,7 +338,9 @@ struct EngineSpeechTests {
     #expect(driver.engine.metrics.mouthlessFrames == 1)
   }
 
-  @Test("a frame on a missing animation is skipped with a warning")
+  @Test(
+    "a frame on a missing animation keeps its slot without a mouth (the animation on screen goes on), with a warning"
+  )
   func missingAnimation() {
     var counts = standardCounts
     counts["talking_2_s_talking_2_e"] = nil
@@ -349,11 +351,31 @@ struct EngineSpeechTests {
     driver.enqueue(ChunkPlan(index: 0, frames: frames))
     driver.engine.audioEnded()
     driver.runUntilIdle()
-    #expect(driver.engine.metrics.skippedOverlays == 1)
+    #expect(driver.engine.metrics.skippedOverlays == 0)
+    #expect(driver.engine.metrics.mouthlessFrames == 1)
+    #expect(driver.engine.metrics.pops == 0)
     #expect(
       driver.actions.contains {
         if case .warning(let w) = $0.action { w.code == .missingAnimation } else { false }
       })
+    #expect(driver.engine.mode == .idle)
+  }
+
+  @Test("a chunk all on a missing animation still starts its audio and keeps its time")
+  func chunkOnMissingAnimation() {
+    var counts = standardCounts
+    counts["talking_2_s_talking_2_e"] = nil
+    var driver = Driver(counts: counts)
+    driver.tick(at: 0)
+    let frames = (0..<10).map { frame("talking_2_s_talking_2_e", $0) }
+    driver.enqueue(ChunkPlan(index: 0, frames: frames))
+    driver.engine.audioEnded()
+    driver.runUntilIdle()
+    let starts = driver.actions.filter {
+      if case .startAudio = $0.action { true } else { false }
+    }
+    #expect(starts.count == 1)
+    #expect(driver.engine.metrics.mouthlessFrames == 10)
     #expect(driver.engine.mode == .idle)
   }
 }

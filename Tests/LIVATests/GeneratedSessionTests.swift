@@ -3,57 +3,77 @@ import LIVA
 import LIVATestSupport
 import Testing
 
-/// Generated backend sessions through the player on a virtual clock (see `GeneratedSession`):
-/// every session keeps the invariants. The seeds vary per run (the base is printed);
-/// `LIVA_SESSION_SEED` replays one, `LIVA_SESSION_COUNT` sets how many (`scripts/sessions`
-/// runs a million). A failing seed is shrunk to its smallest failing session, printed, and
-/// belongs in ``regressions``.
+/// Generated backend sessions (see `GeneratedSession`): every session keeps the invariants,
+/// through the pure `PlayerCore` (thousands) and through the whole `LIVAPlayer` with its
+/// stores, ingest and compositor (fewer). The seeds vary per run (the base is printed):
+/// `LIVA_SESSION_SEED` replays one, `LIVA_SESSION_BASE` fixes the base, `LIVA_SESSION_COUNT`
+/// sets how many (`scripts/sessions` runs a million through the core). A failing seed is
+/// shrunk to its smallest failing session and printed; it then belongs in ``regressions``.
 @Suite("Generated sessions: every legal ordering, retry and fault plays")
 struct GeneratedSessionTests {
-  /// Seeds that broke an invariant once, each with what it found; they run on every test run.
-  static let regressions: [UInt64] = []
+  /// Seeds that broke an invariant once (with this generator), each with what it found; they
+  /// run on every test run, through both runners. The scenarios they shrank to are also named
+  /// tests in `SpeechReceiverTests` and `EngineSpeechTests`.
+  static let regressions: [UInt64] = [
+    1025,  // a chunk-0 re-send after audio_end (no masters) opened a second message
+    1029,  // the invariant itself: a stop after the audio's natural end is not a cut
+    5022,  // a re-sent chunk_images_ready(0) after audio_end marked the next message's chunk 0
+    5285,  // chunk 1 before chunk 0 (no masters) joined the open message and was lost
+    5384,  // a chunk starting mid-animation after the body moved on: a cut back (now a walk back)
+    5725,  // a late audio_end of an interrupted message (no masters) ended its successor
+    5774,  // a late re-send of an interrupted message's chunk 0 reopened it
+    5884,  // chunk 1 before chunk 0 (masters) joined the previous message
+    5887,  // as 5774, the successor's re-send then opened a third message
+  ]
 
   static let avatar = try! FixtureAvatar()
 
-  static func runAndReport(_ seed: UInt64) -> [String] {
-    let session = GeneratedSession.generate(seed: seed)
-    let failures = session.run(avatar: avatar)
-    guard !failures.isEmpty else { return [] }
-    let (small, smallFailures) = session.shrunk(avatar: avatar)
-    return [
-      "seed \(seed) broke: \(failures.joined(separator: "; "))\nshrunk to:\n\(small)\n"
-        + "which breaks: \(smallFailures.joined(separator: "; "))"
-    ]
-  }
-
-  @Test("the regression seeds", arguments: regressions)
-  func regression(seed: UInt64) {
-    for failure in Self.runAndReport(seed) { Issue.record(Comment(rawValue: failure)) }
-  }
-
-  @Test("generated sessions keep every invariant")
-  func generated() {
+  static func seeds(default count: Int) -> [UInt64] {
     let environment = ProcessInfo.processInfo.environment
-    let count = environment["LIVA_SESSION_COUNT"].flatMap(Int.init) ?? 2_000
-    let seeds: [UInt64]
-    if let one = environment["LIVA_SESSION_SEED"].flatMap(UInt64.init) {
-      seeds = [one]
-    } else {
-      let base =
-        environment["LIVA_SESSION_BASE"].flatMap(UInt64.init) ?? UInt64.random(in: 0..<1 << 40)
-      print(
-        "generated sessions: seeds \(base)..<\(base + UInt64(count)) (LIVA_SESSION_BASE=\(base))")
-      seeds = (0..<UInt64(count)).map { base + $0 }
-    }
+    if let one = environment["LIVA_SESSION_SEED"].flatMap(UInt64.init) { return [one] }
+    let count = environment["LIVA_SESSION_COUNT"].flatMap(Int.init) ?? count
+    let base =
+      environment["LIVA_SESSION_BASE"].flatMap(UInt64.init) ?? UInt64.random(in: 0..<1 << 40)
+    print("generated sessions: seeds \(base)..<\(base + UInt64(count)) (LIVA_SESSION_BASE=\(base))")
+    return (0..<UInt64(count)).map { base + $0 }
+  }
+
+  /// Runs the seeds; the first three failures are shrunk and recorded.
+  static func check(_ seeds: [UInt64], _ run: (GeneratedSession) -> [String]) -> Int {
     var failed = 0
     for seed in seeds {
       let session = GeneratedSession.generate(seed: seed)
-      guard !session.run(avatar: Self.avatar).isEmpty else { continue }
+      let failures = run(session)
+      guard !failures.isEmpty else { continue }
       failed += 1
-      if failed <= 3 {
-        for failure in Self.runAndReport(seed) { Issue.record(Comment(rawValue: failure)) }
-      }
+      guard failed <= 3 else { continue }
+      let (small, smallFailures) = session.shrunk(using: run)
+      Issue.record(
+        Comment(
+          rawValue:
+            "seed \(seed) broke: \(failures.joined(separator: "; "))\nshrunk to:\n\(small)\n"
+            + "which breaks: \(smallFailures.joined(separator: "; "))"))
     }
+    return failed
+  }
+
+  @Test("the regression seeds, through the core and the whole player", arguments: regressions)
+  func regression(seed: UInt64) {
+    #expect(Self.check([seed]) { $0.runCore() } == 0)
+    #expect(Self.check([seed]) { $0.run(avatar: Self.avatar) } == 0)
+  }
+
+  @Test("generated sessions through the player core keep every invariant")
+  func generatedCore() {
+    let seeds = Self.seeds(default: 2_000)
+    let failed = Self.check(seeds) { $0.runCore() }
+    #expect(failed == 0, "\(failed) of \(seeds.count) sessions broke an invariant")
+  }
+
+  @Test("generated sessions through the whole player keep every invariant")
+  func generatedPlayer() {
+    let seeds = Self.seeds(default: 150)
+    let failed = Self.check(seeds) { $0.run(avatar: Self.avatar) }
     #expect(failed == 0, "\(failed) of \(seeds.count) sessions broke an invariant")
   }
 }

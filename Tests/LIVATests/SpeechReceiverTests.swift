@@ -94,9 +94,10 @@ struct SpeechReceiverTests {
     var plain = SpeechReceiver()
     _ = plain.receive(audio(0), now: 0)
     #expect(dropped(plain.receive(audio(0), now: 0.2)) == [.duplicate])
-    // After audio_end, the same words again are a new message.
+    // After audio_end, a late copy is still a re-send; the same words later are a new message.
     _ = plain.receive(.audioEnd, now: 0.3)
-    #expect(enqueued(plain.receive(audio(0), now: 1)) == ["1/0"])
+    #expect(dropped(plain.receive(audio(0), now: 1)) == [.duplicate])
+    #expect(enqueued(plain.receive(audio(0), now: 6)) == ["1/0"])
   }
 
   @Test("a new chunk 0 opens a new message; the old message's late chunk and audio_end are stale")
@@ -130,8 +131,56 @@ struct SpeechReceiverTests {
     // A chunk whose chunk 0 never comes is dropped as an orphan, counted.
     var receiver = SpeechReceiver()
     _ = receiver.receive(audio(3, master: 9), now: 0)
-    #expect(receiver.expire(now: 0.9).isEmpty)
-    #expect(dropped(receiver.expire(now: 1.0)) == [.orphan])
+    #expect(receiver.expire(now: 0.4).isEmpty)
+    #expect(dropped(receiver.expire(now: 0.5)) == [.orphan])
+  }
+
+  @Test(
+    "without masters, the next chunk after an audio_end that no chunk 0 claims is the message's")
+  func staleAudioEndWithoutMasters() {
+    var receiver = SpeechReceiver()
+    _ = receiver.receive(audio(0, tag: "a"), now: 0)
+    _ = receiver.receive(audio(0, tag: "b"), now: 1)  // a barge-in: message 1
+    _ = receiver.receive(.audioEnd, now: 1.01)  // message 0's, late: it cannot be told apart
+    #expect(receiver.receive(audio(1, tag: "c"), now: 1.1).isEmpty)  // parked
+    #expect(enqueued(receiver.expire(now: 1.6)) == ["1/1"])
+    // A chunk 0 coming for a parked chunk takes it instead.
+    _ = receiver.receive(.audioEnd, now: 2)
+    #expect(receiver.receive(audio(1, tag: "e"), now: 2.1).isEmpty)
+    #expect(enqueued(receiver.receive(audio(0, tag: "d"), now: 2.2)) == ["2/0", "2/1"])
+  }
+
+  @Test("a late re-send of an interrupted message's chunk 0 is stale, with masters or without")
+  func lateChunk0OfInterrupted() {
+    var receiver = SpeechReceiver()
+    _ = receiver.receive(audio(0, master: 10, tag: "a"), now: 0)
+    _ = receiver.receive(audio(0, master: 12, tag: "b"), now: 0.4)
+    #expect(dropped(receiver.receive(audio(0, master: 10, tag: "a"), now: 0.5)) == [.stale])
+    #expect(receiver.currentMessage == MessageID(1))
+    var plain = SpeechReceiver()
+    _ = plain.receive(audio(0, tag: "a"), now: 0)
+    _ = plain.receive(audio(0, tag: "b"), now: 0.4)
+    #expect(dropped(plain.receive(audio(0, tag: "a"), now: 0.5)) == [.stale])
+    #expect(dropped(plain.receive(audio(0, tag: "b"), now: 0.6)) == [.duplicate])
+  }
+
+  @Test("masters numbered otherwise: the next chunk joins after the early wait, later ones at once")
+  func nonContiguousMasters() {
+    var receiver = SpeechReceiver()
+    _ = receiver.receive(audio(0, master: 100), now: 0)
+    #expect(receiver.receive(audio(1, master: 105, tag: "n"), now: 0.1).isEmpty)
+    #expect(enqueued(receiver.expire(now: 0.6)) == ["0/1"])
+    #expect(enqueued(receiver.receive(audio(2, master: 107, tag: "o"), now: 0.7)) == ["0/2"])
+  }
+
+  @Test("a chunk_images_ready left from an older message expires before a later plan takes it")
+  func readyAheadExpires() {
+    var receiver = SpeechReceiver()
+    _ = receiver.receive(audio(0, tag: "a"), now: 0)
+    _ = receiver.receive(.audioEnd, now: 0.5)
+    _ = receiver.receive(.chunkImagesReady(chunkIndex: 0, totalImagesSent: 3), now: 0.6)
+    let next = receiver.receive(audio(0, tag: "b"), now: 4)
+    #expect(!next.contains { if case .imagesSent = $0 { true } else { false } })
   }
 
   @Test("a chunk index the open message has, with other content, belongs to the next message")
