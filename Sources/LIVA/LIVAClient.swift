@@ -153,6 +153,8 @@ public final class LIVAClient: Sendable {
     var tasks: [Task<Void, Never>] = []
     var manifest: [AnimationName: BaseAnimationInfo] = [:]
     var downloading: Set<AnimationName> = []
+    /// Downloads that failed and will be asked for again (waiting for their retry).
+    var retrying: Set<AnimationName> = []
     /// Connected, and the manifest asked for has not come yet.
     var awaitingManifest = false
     var continuations: [UUID: AsyncStream<LIVAState>.Continuation] = [:]
@@ -254,10 +256,13 @@ public final class LIVAClient: Sendable {
     return stream
   }
 
-  /// Base animations requested from the server and not complete yet.
-  /// (While connected and the manifest has not come yet, the unknown set counts as one.)
+  /// Base animations requested from the server and not complete yet, and failed ones waiting
+  /// to be asked for again (``LIVAConfiguration/downloadRetry``). (While connected and the
+  /// manifest has not come yet, the unknown set counts as one.)
   public var pendingDownloads: Int {
-    protectedState.withLock { $0.downloading.count + ($0.awaitingManifest ? 1 : 0) }
+    protectedState.withLock {
+      $0.downloading.union($0.retrying).count + ($0.awaitingManifest ? 1 : 0)
+    }
   }
 
   /// Accounting of the pipeline.
@@ -352,6 +357,7 @@ public final class LIVAClient: Sendable {
         state.tasks = []
         state.connected = false
         state.awaitingManifest = false
+        state.retrying = []
       }
       return (state.socket, state.tasks)
     }
@@ -473,6 +479,7 @@ public final class LIVAClient: Sendable {
         // A reconnect starts the downloads over: what was in flight is gone with the socket.
         if connected {
           state.downloading = []
+          state.retrying = []
           state.awaitingManifest = true
           state.retries.reset()
         }
@@ -570,7 +577,11 @@ public final class LIVAClient: Sendable {
   /// A download failed (its staged frames are gone, the cached version stays): report it, and
   /// ask for the animation again when the retry policy says so.
   private func downloadFailed(_ name: AnimationName, _ error: LIVAMediaError) {
-    let decision = protectedState.withLock { $0.retries.failed(name) }
+    let decision = protectedState.withLock { state in
+      let decision = state.retries.failed(name)
+      if case .retry = decision { state.retrying.insert(name) }
+      return decision
+    }
     logger.warning(
       "download failed",
       metadata: ["animation": "\(name)", "error": "\(error)", "decision": "\(decision)"])
@@ -582,6 +593,7 @@ public final class LIVAClient: Sendable {
       try? await Task.sleep(for: delay)
       // Only on the same connection, when nobody asked for it meanwhile.
       let ask = protectedState.withLock { state -> Bool in
+        state.retrying.remove(name)
         guard state.connected, state.socket === socket, state.manifest[name] != nil,
           !state.downloading.contains(name)
         else { return false }
