@@ -94,7 +94,9 @@ struct SessionError: Error, CustomStringConvertible {
 func runSession(_ options: SessionOptions) async throws {
   let fileManager = FileManager.default
   try fileManager.createDirectory(at: options.output, withIntermediateDirectories: true)
-  let probe = try BaseFrameStore(root: options.cacheRoot)
+  // The client keeps this avatar's frames in its own directory under the cache root.
+  let cacheDirectory = configuration(options).cacheDirectory
+  let probe = try BaseFrameStore(root: cacheDirectory)
   let warm = probe.isAvailable(.idleForward)
   if !warm {
     progress("  cold cache: downloading the avatar once into \(options.cacheRoot.path)")
@@ -105,7 +107,7 @@ func runSession(_ options: SessionOptions) async throws {
     await warmUp.disconnect()
   }
   // The recorded client starts with a warm cache: the one the report's start-up time is for.
-  let warmNow = try BaseFrameStore(root: options.cacheRoot).isAvailable(.idleForward)
+  let warmNow = try BaseFrameStore(root: cacheDirectory).isAvailable(.idleForward)
 
   let framesDirectory = options.output.appendingPathComponent("frames")
   try? fileManager.removeItem(at: framesDirectory)
