@@ -169,7 +169,10 @@ public struct PlayerCore: Sendable {
   }
 
   /// The connection is back.
-  public mutating func connectionRestored() { offline = false }
+  public mutating func connectionRestored() {
+    offline = false
+    receiver.connectionRestored()
+  }
 
   /// Interrupts the current message (from the app).
   public mutating func interrupt() -> [Effect] {

@@ -80,6 +80,8 @@ public struct SpeechReceiver: Sendable {
     /// Every chunk so far had `master − base == chunk_index`: a chunk that does not belongs to
     /// another message. False once the backend showed it numbers otherwise.
     var mastersContiguous = true
+    /// The connection dropped after it opened: a new connection never re-sends it.
+    var disconnected = false
   }
 
   private struct ChunkSeen: Sendable, Equatable {
@@ -215,9 +217,20 @@ public struct SpeechReceiver: Sendable {
   public mutating func connectionLost() -> [Action] {
     let actions = flushAwaiting()
     open?.ended = true
+    open?.disconnected = true
+    recentOpeners = []
     readyAhead = [:]
     early = []
     return actions
+  }
+
+  /// The connection is back: what comes now is new (a new connection never re-sends the old
+  /// one's events).
+  public mutating func connectionRestored() {
+    open?.ended = true
+    open?.disconnected = true
+    recentOpeners = []
+    readyAhead = [:]
   }
 
   /// The app interrupted the open message: its later chunks are dropped as stale.
@@ -329,7 +342,9 @@ public struct SpeechReceiver: Sendable {
   /// Whether `seen` is the chunk `index` `message` already has: the same master when both
   /// have one, else the same content.
   private func isResend(_ seen: ChunkSeen, of index: Int, in message: Message) -> Bool {
-    guard let known = message.chunks[index], known.fingerprint == seen.fingerprint else {
+    guard let known = message.chunks[index], known.fingerprint == seen.fingerprint,
+      !(index == 0 && message.disconnected)
+    else {
       return false
     }
     if let a = known.master, let b = seen.master { return a == b }
