@@ -73,7 +73,10 @@ public struct PlayerCore: Sendable {
   ) {
     engine = LIVAEngine(configuration: configuration)
     receiver = SpeechReceiver(speakingFPS: configuration.speakingFPS)
-    accounting.freezes = FreezeDetector(threshold: freezeThreshold)
+    // A wait at a chunk boundary within the engine's grace (and a frame and a tick more) is a
+    // wait, not a freeze.
+    accounting.freezes = FreezeDetector(
+      threshold: freezeThreshold, boundaryWaitLimit: configuration.boundaryGrace + 0.05)
     self.expectedTickRate = expectedTickRate
     speakingFPS = configuration.speakingFPS
   }

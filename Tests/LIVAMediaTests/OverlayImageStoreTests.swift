@@ -196,3 +196,22 @@ struct OverlayImageStoreTests {
     #expect(bytes == stats.bytes)
   }
 }
+
+@Suite("Overlay store: claims")
+struct OverlayImageClaimTests {
+  @Test("past the byte limit, images no message uses go first, however recent")
+  func unclaimedGoFirst() {
+    let image = RGBAImage(width: 10, height: 10, fill: RGBA(1, 2, 3))  // 400 bytes
+    let store = OverlayImageStore(byteLimit: 1_200)
+    store.insert(image, for: "claimed-old", message: 1)
+    store.insert(image, for: "unclaimed", message: nil)
+    store.insert(image, for: "claimed", message: 1)
+    store.insert(image, for: "new", message: 2)
+    #expect(store.isReady("claimed-old") && store.isReady("claimed") && store.isReady("new"))
+    #expect(!store.isReady("unclaimed"))
+    // Released by its message, an image is among the first to go.
+    store.release(["claimed"], message: 1)
+    store.insert(image, for: "newer", message: 2)
+    #expect(!store.isReady("claimed") && store.isReady("claimed-old"))
+  }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import LIVA
+import LIVAEngine
+import LIVAMedia
+import LIVAProtocol
+import Testing
+
+/// Faults the player rides out, each a scenario that once lost speech (issue items named in
+/// each test), on a virtual clock with inline decoding.
+@Suite("Player faults")
+struct PlayerFaultTests {
+  final class Box<Value>: @unchecked Sendable {
+    // @unchecked: set once before the first event, read on the test's thread.
+    var value: Value
+    init(_ value: Value) { self.value = value }
+  }
+
+  func makePlayer(
+    observer: (@Sendable (EngineAction) -> Void)? = nil
+  ) throws -> (LIVAPlayer, VirtualDisplayLink, HeadlessAudioOutput, Box<[RenderedFrame]>) {
+    var configuration = LIVAPlayer.Configuration()
+    configuration.width = 32
+    configuration.height = 32
+    configuration.featherWidth = 0
+    let audio = HeadlessAudioOutput()
+    let frames = Box([RenderedFrame]())
+    let player = LIVAPlayer(
+      configuration: configuration, baseFrames: try FixtureAvatar().store, audio: audio,
+      surface: CallbackSurface { frames.value.append($0) },
+      decodeScheduler: InlineDecodeScheduler(), observer: observer)
+    let link = VirtualDisplayLink()
+    link.start { player.tick(now: $0) }
+    return (player, link, audio, frames)
+  }
+
+  @Test(
+    "a chunk whose first image failed before its plan came, with no chunk_images_ready, still plays"
+  )
+  func firstImageFailedBeforePlan() throws {
+    let (player, link, audio, shown) = try makePlayer()
+    link.tick(at: 0)
+    var frames = try wireFrames(count: 20, tag: "f")
+    frames[0].image = EncodedImage(data: Data([0, 1, 2, 3]), mimeType: "image/png")  // corrupt
+    player.handle(.frameImagesBatch(FrameImagesBatch(frames: frames, chunkIndex: 0, batchIndex: 0)))
+    player.handle(
+      .audioChunk(
+        AudioChunk(
+          audio: silentMP3(seconds: 20.0 / 30), chunkIndex: 0,
+          animations: [ChunkAnimation(animationName: frames[0].animationName, sections: [frames])]))
+    )
+    player.handle(.audioEnd)
+    link.run(from: 0, to: 3)
+    #expect(audio.segments.map(\.chunk.index) == [0])
+    let mouths = Set(
+      shown.value.filter { !$0.content.overlays.isEmpty }.compactMap(\.content.overlayIndex))
+    #expect(mouths == Set(1..<20))
+    #expect(player.mode == .idle)
+  }
+
+  @Test("an interrupt between a tick's decision and its audio start: the start is dropped")
+  func interruptBeforeAudioStart() throws {
+    let holder = Box<LIVAPlayer?>(nil)
+    let (player, link, audio, _) = try makePlayer { action in
+      // Runs outside the lock, after the tick decided to start the chunk's audio and before
+      // the start is carried out: another thread's interrupt at the worst moment.
+      if case .speakingStarted = action { holder.value?.interrupt() }
+    }
+    holder.value = player
+    link.tick(at: 0)
+    let frames = try wireFrames(count: 20, tag: "i")
+    player.handle(.frameImagesBatch(FrameImagesBatch(frames: frames, chunkIndex: 0, batchIndex: 0)))
+    player.handle(
+      .audioChunk(
+        AudioChunk(
+          audio: silentMP3(seconds: 20.0 / 30), chunkIndex: 0,
+          animations: [ChunkAnimation(animationName: frames[0].animationName, sections: [frames])]))
+    )
+    link.run(from: 0, to: 2)
+    #expect(player.metrics.engine.interrupts == 1)
+    #expect(audio.segments.isEmpty)
+  }
+
+  @Test("the played chunks' images are released: a purge of unused images frees them")
+  func playedImagesReleased() throws {
+    let (player, link, _, _) = try makePlayer()
+    link.tick(at: 0)
+    let frames = try wireFrames(count: 20, tag: "p")
+    player.handle(.frameImagesBatch(FrameImagesBatch(frames: frames, chunkIndex: 0, batchIndex: 0)))
+    player.handle(
+      .audioChunk(
+        AudioChunk(
+          audio: silentMP3(seconds: 20.0 / 30), chunkIndex: 0,
+          animations: [ChunkAnimation(animationName: frames[0].animationName, sections: [frames])]))
+    )
+    player.handle(.audioEnd)
+    link.run(from: 0, to: 0.3)
+    // While the chunk plays, its images are claimed: a purge keeps them.
+    player.purgeMemory([.playedOverlays])
+    #expect(frames.allSatisfy { player.overlays.isReady($0.overlayId) })
+    link.run(from: 0.3, to: 3)
+    #expect(player.heldChunks == 0)
+    player.purgeMemory([.playedOverlays])
+    #expect(player.overlays.statistics.count == 0)
+  }
+}
