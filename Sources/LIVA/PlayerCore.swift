@@ -62,6 +62,12 @@ public struct PlayerCore: Sendable {
   /// A frame without speech whose base frame was not in memory when it was due.
   private var missed: DrawnFrame?
   private var drawsSinceWindow = 0
+  /// `play_base_animation` requests for animations not downloaded yet, oldest first.
+  private var deferredRequests: [(name: AnimationName, at: Double)] = []
+  /// How long a request for an animation not downloaded yet waits for it, in seconds.
+  public static let deferredRequestLifetime = 10.0
+  /// The most requests that wait for their animation at once; the oldest goes first.
+  public static let deferredRequestLimit = 4
   private var accounting = PlayerMetrics()
   private let expectedTickRate: Double
   private let speakingFPS: Double
@@ -147,7 +153,16 @@ public struct PlayerCore: Sendable {
   /// Replaces the animations the engine can draw (name → frame count).
   public mutating func setAvailableAnimations(_ counts: [AnimationName: Int]) -> [Effect] {
     engine.setAvailableAnimations(counts)
-    return [.updateWindow]
+    // Requests that waited for their animation go to the engine now that it is here.
+    let now = lastTick ?? 0
+    deferredRequests.removeAll { now - $0.at > Self.deferredRequestLifetime }
+    let arrived = deferredRequests.filter { engine.graph.contains($0.name) }
+    deferredRequests.removeAll { engine.graph.contains($0.name) }
+    var effects: [Effect] = []
+    for request in arrived {
+      effects += perform(engine.requestAnimation(request.name), at: now)
+    }
+    return effects + [.updateWindow]
   }
 
   /// Counts the problems a tolerant decode of an event noted.
@@ -193,7 +208,18 @@ public struct PlayerCore: Sendable {
 
   /// Asks for a base animation when the avatar is idle.
   public mutating func play(_ animation: AnimationName) -> [Effect] {
-    perform(engine.requestAnimation(animation), at: lastTick ?? 0) + [.updateWindow]
+    guard engine.graph.contains(animation) else {
+      // Not downloaded yet: it waits for its animation (``deferredRequestLifetime``).
+      deferredRequests.removeAll { $0.name == animation }
+      deferredRequests.append((animation, lastTick ?? 0))
+      if deferredRequests.count > Self.deferredRequestLimit { deferredRequests.removeFirst() }
+      return [
+        .log(
+          .info, "[LIVA] play request waits for its animation to be downloaded",
+          ["animation": "\(animation)"])
+      ]
+    }
+    return perform(engine.requestAnimation(animation), at: lastTick ?? 0) + [.updateWindow]
   }
 
   /// Debug step mode: one frame slot forward.

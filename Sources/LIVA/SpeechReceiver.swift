@@ -379,7 +379,11 @@ public struct SpeechReceiver: Sendable {
       }
     } else {
       actions.append(
-        .enqueue(ChunkPlan(index: index, frames: frames, message: message), audio: chunk.audio))
+        .enqueue(
+          ChunkPlan(
+            index: index, frames: frames, message: message,
+            startsOnFirstFrame: !firstFrame(chunk).isEmpty),
+          audio: chunk.audio))
     }
     if let ready = readyAhead.removeValue(forKey: index), now - ready.at <= readyAheadTimeout {
       actions.append(.imagesSent(chunk: index, message: message, total: ready.total))

@@ -14,7 +14,8 @@ extension State {
   mutating func isStartable(_ position: Int, _ configuration: EngineConfiguration) -> Bool {
     let chunk = queue[position]
     if chunk.imagesComplete { return true }
-    let needed = min(configuration.startThresholdFrames, chunk.frames.count)
+    let needed = min(
+      chunk.startsOnFirstFrame ? 1 : configuration.startThresholdFrames, chunk.frames.count)
     var ready = 0
     for frame in chunk.frames.prefix(needed) {
       guard isReadyOrSkippable(frame) else { break }
@@ -344,7 +345,8 @@ extension State {
         chunk: id, frame: position, protocolIssue: true)
     }
     let chunk = QueuedChunk(
-      id: id, frames: plan.frames, imagesComplete: completeIndexes.remove(plan.index) != nil)
+      id: id, frames: plan.frames, imagesComplete: completeIndexes.remove(plan.index) != nil,
+      startsOnFirstFrame: plan.startsOnFirstFrame)
     queue.insert(chunk, at: queue.firstIndex { $0.id.index > plan.index } ?? queue.endIndex)
     out.append(.chunkQueued(id))
   }

@@ -25,6 +25,8 @@ struct State: Sendable {
     let id: ChunkID
     let frames: [PlannedFrame]
     var imagesComplete: Bool
+    /// Starts once its first frame is ready (``ChunkPlan/startsOnFirstFrame``).
+    var startsOnFirstFrame = false
     /// When the chunk first could have started (for the start timeout).
     var waitingSince: Double?
 

@@ -90,12 +90,20 @@ public struct ChunkPlan: Hashable, Sendable {
   /// it (interrupting the old one), whatever its index; a chunk of an older message is stale
   /// and rejected. Nil: the engine numbers messages, and index 0 opens a new one.
   public var message: MessageID?
+  /// The chunk may start as soon as its first frame is ready, without waiting for
+  /// ``EngineConfiguration/startThresholdFrames``: the backend sent that frame's image ahead
+  /// (`first_frame_image`) for an immediate first frame.
+  public var startsOnFirstFrame: Bool
 
   /// Creates a plan.
-  public init(index: Int, frames: [PlannedFrame], message: MessageID? = nil) {
+  public init(
+    index: Int, frames: [PlannedFrame], message: MessageID? = nil,
+    startsOnFirstFrame: Bool = false
+  ) {
     self.index = index
     self.frames = frames
     self.message = message
+    self.startsOnFirstFrame = startsOnFirstFrame
   }
 }
 

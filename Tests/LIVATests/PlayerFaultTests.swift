@@ -103,3 +103,90 @@ struct PlayerFaultTests {
     #expect(player.overlays.statistics.count == 0)
   }
 }
+
+@Suite("Player core: requests and first frames")
+struct PlayerCoreRequestTests {
+  static func counts(_ names: [String: Int]) -> [AnimationName: Int] {
+    Dictionary(uniqueKeysWithValues: names.map { (try! AnimationName(parsing: $0.key), $0.value) })
+  }
+
+  @Test("play_base_animation for an animation not downloaded yet waits for it, then plays")
+  func deferredRequest() throws {
+    var core = PlayerCore()
+    _ = core.setAvailableAnimations(Self.counts(FixtureAvatar.counts))
+    _ = core.tick(now: 0, audio: nil)
+    let hi = try AnimationName(parsing: "hi_1_s_hi_1_e")
+    _ = core.handle(.playBaseAnimation(hi))
+    #expect(core.engine.pendingAnimationRequests.isEmpty)
+    var withHi = FixtureAvatar.counts
+    withHi["idle_1_e_hi_1_s"] = 4
+    withHi["hi_1_s_hi_1_e"] = 6
+    withHi["hi_1_e_idle_1_s"] = 4
+    _ = core.tick(now: 1, audio: nil)
+    _ = core.setAvailableAnimations(Self.counts(withHi))
+    var shown: [String] = []
+    for tick in 61...400 {
+      for case .draw(let frame) in core.tick(now: Double(tick) / 60, audio: nil) {
+        shown.append(frame.animation.description)
+      }
+    }
+    #expect(shown.contains("hi_1_s_hi_1_e"))
+    // Past its lifetime, a request is forgotten.
+    var late = PlayerCore()
+    _ = late.setAvailableAnimations(Self.counts(FixtureAvatar.counts))
+    _ = late.tick(now: 0, audio: nil)
+    _ = late.handle(.playBaseAnimation(hi))
+    _ = late.tick(now: 11, audio: nil)
+    _ = late.setAvailableAnimations(Self.counts(withHi))
+    #expect(late.engine.pendingAnimationRequests.isEmpty && late.engine.mode == .idle)
+  }
+
+  @Test("a chunk with first_frame_image starts on its first frame, without waiting for ten")
+  func firstFrameImage() throws {
+    func speakingStart(firstFrame: Bool) throws -> Double? {
+      var core = PlayerCore()
+      _ = core.setAvailableAnimations(Self.counts(FixtureAvatar.counts))
+      _ = core.tick(now: 0, audio: nil)
+      let frames = try wireFrames(count: 20, tag: "ff").map {
+        var frame = $0
+        frame.sheetFilename = "ff.png"
+        return frame
+      }
+      var chunk = AudioChunk(
+        audio: silentMP3(seconds: 20.0 / 30), chunkIndex: 0,
+        animations: [
+          ChunkAnimation(
+            animationName: frames[0].animationName,
+            sections: [
+              frames.map {
+                var f = $0
+                f.image = nil
+                return f
+              }
+            ])
+        ])
+      // Only the first mouth is here: as first_frame_image, or as a one-image batch.
+      if firstFrame {
+        chunk.firstFrameImage = FirstFrameImage(
+          image: frames[0].image!, sheetFilename: frames[0].sheetFilename)
+      } else {
+        for case .decode(let overlays, _) in core.handle(
+          .frameImagesBatch(FrameImagesBatch(frames: [frames[0]], chunkIndex: 0)))
+        {
+          for overlay in overlays { core.imageReady(overlay.key) }
+        }
+      }
+      for case .decode(let overlays, _) in core.handle(.audioChunk(chunk)) {
+        for overlay in overlays { core.imageReady(overlay.key) }
+      }
+      for tick in 1...120 {
+        let now = Double(tick) / 60
+        for case .notify(.speakingStarted) in core.tick(now: now, audio: nil) { return now }
+      }
+      return nil
+    }
+    let withFirstFrame = try #require(try speakingStart(firstFrame: true))
+    let without = try #require(try speakingStart(firstFrame: false))
+    #expect(withFirstFrame + 0.3 < without)
+  }
+}
