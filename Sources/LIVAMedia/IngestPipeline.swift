@@ -94,19 +94,27 @@ public final class IngestPipeline: Sendable {
   public struct Configuration: Sendable {
     /// The most decodes running at once.
     public var maximumConcurrentDecodes: Int
-    /// The most images waiting to be decoded.
+    /// The most images waiting to be decoded: a backstop for the bookkeeping of each queued
+    /// image (a few hundred bytes), not the real bound, which is ``maximumQueuedBytes``.
     public var maximumQueuedImages: Int
-    /// The most encoded bytes waiting to be decoded.
+    /// The most encoded bytes waiting to be decoded: what the queue really costs, so the
+    /// bound that sheds first for real sprites.
     public var maximumQueuedBytes: Int
     /// Limits applied to every decode.
     public var limits: DecodeLimits
 
-    /// Creates a configuration; the defaults suit a phone: `cores - 1` decoders, 300 queued
-    /// images (five chunks of 60), 32 MiB of queued bytes, and overlays of at most 1 Mpx
-    /// (a mouth sprite is about 100×80; a larger "sprite" is refused, not decoded).
+    /// Creates a configuration; the defaults suit a phone: `cores - 1` decoders, 32 MiB of
+    /// queued bytes, 20,000 queued images, and overlays of at most 1 Mpx (a mouth sprite is
+    /// about 100×80; a larger "sprite" is refused, not decoded).
+    ///
+    /// A shed image is lost for good (its mouth is held over), so the queue is bounded by
+    /// what it costs, not by a count that a long message reaches when decoding lags: a
+    /// compressed mouth sprite is a few KB, so 32 MiB holds thousands of them (minutes of
+    /// speech at 60 images a chunk). The count bound only stops a flood of tiny images
+    /// from costing more in bookkeeping than in bytes (20,000 entries: a few MB).
     public init(
       maximumConcurrentDecodes: Int = max(1, ProcessInfo.processInfo.activeProcessorCount - 1),
-      maximumQueuedImages: Int = 300, maximumQueuedBytes: Int = 32 << 20,
+      maximumQueuedImages: Int = 20_000, maximumQueuedBytes: Int = 32 << 20,
       limits: DecodeLimits = DecodeLimits(maximumPixelCount: 1 << 20)
     ) {
       self.maximumConcurrentDecodes = max(1, maximumConcurrentDecodes)
@@ -120,6 +128,8 @@ public final class IngestPipeline: Sendable {
   public struct Statistics: Hashable, Sendable {
     /// Images waiting for a decoder now.
     public var queued = 0
+    /// Encoded bytes waiting for a decoder now.
+    public var queuedBytes = 0
     /// Images handed to the store and not yet done (decoding, or waiting for an identical
     /// decode already running).
     public var decoding = 0
@@ -214,7 +224,13 @@ public final class IngestPipeline: Sendable {
   }
 
   /// Current statistics.
-  public var statistics: Statistics { state.withLock { $0.statistics } }
+  public var statistics: Statistics {
+    state.withLock { state in
+      var statistics = state.statistics
+      statistics.queuedBytes = state.queuedBytes
+      return statistics
+    }
+  }
 
   /// Queues a batch of `chunk` of `message` for decoding; returns at once. Images the store
   /// already holds are reported ready immediately; an image already queued or decoding is not

@@ -179,6 +179,47 @@ struct IngestPipelineTests {
     #expect(small.statistics.shed == 1)
   }
 
+  @Test("a long message's 1,000 queued sprites are kept; past the byte bound images are shed")
+  func longMessageQueue() throws {
+    let scheduler = HeldScheduler()
+    let log = EventLog<IngestEvent>()
+    let configuration = IngestPipeline.Configuration(maximumConcurrentDecodes: 1)
+    let pipeline = IngestPipeline(
+      store: OverlayImageStore(), codec: BlankCodec(), configuration: configuration,
+      scheduler: scheduler
+    ) { log.append($0) }
+    // 1,000 mouth sprites of 4 KB (a compressed 100×80 sprite is a few KB), in chunks of 50,
+    // while no decoder runs (decoding lags behind the socket).
+    func sprite(_ key: String, bytes: Int = 4_096) -> EncodedOverlay {
+      EncodedOverlay(key: key, data: Data(repeating: UInt8(key.utf8.count), count: bytes))
+    }
+    for chunk in 0..<20 {
+      pipeline.submit((0..<50).map { sprite("c\(chunk)-\($0)") }, chunk: chunk, message: 1)
+    }
+    #expect(pipeline.statistics.queued == 1_000)
+    #expect(pipeline.statistics.shed == 0)
+    #expect(pipeline.statistics.queuedBytes == 1_000 * 4_096)
+    #expect(!log.all.contains { if case .imageShed = $0 { true } else { false } })
+    // Past the byte bound: what does not fit is shed, reported one by one; what fits is kept.
+    let room = configuration.maximumQueuedBytes - pipeline.statistics.queuedBytes
+    pipeline.submit(
+      [sprite("too-big", bytes: room + 1), sprite("fits", bytes: room), sprite("one-more")],
+      chunk: 20, message: 1)
+    #expect(pipeline.statistics.queued == 1_001)
+    #expect(pipeline.statistics.queuedBytes == configuration.maximumQueuedBytes)
+    #expect(pipeline.statistics.shed == 2)
+    let shed = log.all.filter { if case .imageShed = $0 { true } else { false } }
+    #expect(
+      shed == [
+        .imageShed(key: "too-big", chunk: 20, message: 1),
+        .imageShed(key: "one-more", chunk: 20, message: 1),
+      ])
+    // Once the decoder runs, every kept image is decoded.
+    scheduler.runAll()
+    #expect(Self.readyKeys(log.all).count == 1_001)
+    #expect(pipeline.statistics.queued == 0 && pipeline.statistics.queuedBytes == 0)
+  }
+
   @Test("cancelling a message drops its queued work, its events and its images")
   func cancelMessage() {
     let gate = Gate()
@@ -234,5 +275,30 @@ struct IngestPipelineTests {
     #expect(codec.decoded.isEmpty)
     store.evict(message: 1)
     #expect(store.isReady("cached"))  // message 2 uses it now
+  }
+}
+
+/// Holds the workers it is given until the test runs them: queued images stay queued.
+final class HeldScheduler: DecodeScheduler {
+  private let held = Locked<[@Sendable () -> Void]>([])
+
+  func schedule(_ work: @escaping @Sendable () -> Void) { held.withLock { $0.append(work) } }
+
+  /// Runs the held workers (and any they schedule) on this thread.
+  func runAll() {
+    while let work = held.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { work() }
+  }
+}
+
+/// "Decodes" any bytes, however many, to a blank 2×2 image.
+struct BlankCodec: ImageCodec {
+  func decode(_ data: Data, limits: DecodeLimits) throws(LIVAMediaError) -> RGBAImage {
+    RGBAImage(width: 2, height: 2)
+  }
+
+  func encode(_ image: RGBAImage, as format: ImageFormat, quality: Float?) throws(LIVAMediaError)
+    -> Data
+  {
+    throw LIVAMediaError(.unsupportedOperation, "blank")
   }
 }
