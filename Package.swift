@@ -139,10 +139,12 @@ package.targets += [
 // on the display's, frame pacing, the lifecycle policy, the pixel hand-off.
 package.targets += [
   .target(
-    name: "LIVAPlatform", dependencies: ["LIVAEngine", "LIVAMedia", "PlaybackLifecycle"],
+    name: "LIVAPlatform",
+    dependencies: ["LIVAEngine", "LIVAMedia", "LIVAProtocol", "PlaybackLifecycle"],
     swiftSettings: strict),
   .testTarget(
-    name: "LIVAPlatformTests", dependencies: ["LIVAPlatform", "LIVAEngine", "LIVAMedia"],
+    name: "LIVAPlatformTests",
+    dependencies: ["LIVAPlatform", "LIVAEngine", "LIVAMedia", "LIVAProtocol"],
     swiftSettings: strict),
   // The lifecycle policy and frame pacing both products use: no dependency at all, so that
   // PngineKit (a package of its own, beside this one) can use it without this package's graph.
@@ -152,7 +154,8 @@ package.targets += [
   // Apple only (every file is compiled out elsewhere): UIKit and SwiftUI views, CADisplayLink,
   // AVAudioEngine, the audio session and the notifications, over LIVAPlatform's decisions.
   .target(
-    name: "LIVAKit", dependencies: ["LIVA", "LIVAEngine", "LIVAMedia", "LIVAPlatform"],
+    name: "LIVAKit",
+    dependencies: ["LIVA", "LIVAEngine", "LIVAMedia", "LIVAPlatform", "LIVAProtocol"],
     swiftSettings: strict),
 ]
 

@@ -1,6 +1,7 @@
 import Foundation
 import LIVAEngine
 import LIVAMedia
+import LIVAProtocol
 
 /// A value behind a lock. Callers keep the critical sections short and never call out while
 /// holding it.

@@ -1,5 +1,6 @@
 import Foundation
 import LIVAEngine
+import LIVAProtocol
 
 /// A source of display ticks: calls its handler once per screen refresh with the display time
 /// in seconds (any monotonic clock). `CADisplayLink` on Apple; ``RealTimeDisplayLink`` or

@@ -1,33 +1,5 @@
 import LIVAProtocol
 
-/// Identifies one spoken message. The engine numbers messages itself, in arrival order: a
-/// chunk with index 0 opens a new message.
-public struct MessageID: Hashable, Sendable, Comparable, CustomStringConvertible {
-  /// The message's sequence number (0 for the first message of an engine).
-  public let rawValue: Int
-  /// Creates an identifier.
-  public init(_ rawValue: Int) { self.rawValue = rawValue }
-  /// Orders by sequence number.
-  public static func < (lhs: MessageID, rhs: MessageID) -> Bool { lhs.rawValue < rhs.rawValue }
-  /// `m<number>`.
-  public var description: String { "m\(rawValue)" }
-}
-
-/// Identifies one chunk: its message and its `chunk_index` within that message.
-public struct ChunkID: Hashable, Sendable, CustomStringConvertible {
-  /// The message the chunk belongs to.
-  public let message: MessageID
-  /// The chunk's index within the message (`chunk_index` on the wire).
-  public let index: Int
-  /// Creates an identifier.
-  public init(message: MessageID, index: Int) {
-    self.message = message
-    self.index = index
-  }
-  /// `m<message>/c<index>`.
-  public var description: String { "\(message)/c\(index)" }
-}
-
 /// One overlay image placed on a base frame (a mouth sprite, usually).
 public struct OverlayLayer: Hashable, Sendable {
   /// The image's content key (`overlay_id`): the same key always means the same image.

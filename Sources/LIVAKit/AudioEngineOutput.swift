@@ -4,6 +4,7 @@
   import LIVA
   import LIVAEngine
   import LIVAPlatform
+  import LIVAProtocol
 
   /// A ``LIVA/AudioOutput`` on AVAudioEngine: each chunk's MP3 is decoded to PCM and scheduled
   /// on one `AVAudioPlayerNode` at the sample time ``LIVAPlatform/AudioTimeline`` decides, and

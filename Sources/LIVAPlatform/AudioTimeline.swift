@@ -1,4 +1,5 @@
 import LIVAEngine
+import LIVAProtocol
 
 /// The audio device's clock as the display sees it, and where each chunk's audio goes on it:
 /// the decisions an audio output over a real device (AVAudioEngine with an `AVAudioPlayerNode`)

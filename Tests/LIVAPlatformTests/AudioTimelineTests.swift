@@ -1,4 +1,5 @@
 import LIVAEngine
+import LIVAProtocol
 import Testing
 
 @testable import LIVAPlatform

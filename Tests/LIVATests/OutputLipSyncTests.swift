@@ -1,6 +1,7 @@
 import Foundation
 import LIVA
 import LIVAEngine
+import LIVAProtocol
 import Testing
 
 @Suite("Lip-sync measured from the written media")
