@@ -101,6 +101,8 @@ public struct SpeechReceiver: Sendable {
   private struct Early: Sendable {
     var chunk: AudioChunk
     var since: Double
+    /// The message open when it was parked.
+    var openThen: MessageID?
   }
 
   /// How long an audio-only chunk waits for its `animation_chunk_metadata`, in seconds.
@@ -127,6 +129,10 @@ public struct SpeechReceiver: Sendable {
   private var early: [Early] = []
   /// Chunk 0 of the last few messages before the open one, to know their late re-sends.
   private var recentOpeners: [ChunkSeen] = []
+
+  /// Without masters, how long before its chunk 0 a chunk may have come to be taken as that
+  /// message's (a race between the backend's tasks), in seconds.
+  public static let raceWindow = 0.25
 
   /// The most chunks parked as early at once; the oldest goes first.
   public static let earlyLimit = 16
@@ -188,7 +194,7 @@ public struct SpeechReceiver: Sendable {
       // No chunk 0 came for it. The next chunk of the open message, which an `audio_end` ended
       // (without masters a late one of an interrupted message looks the same): it is that
       // message's. Anything else is an orphan.
-      if var current = open, !current.interrupted,
+      if var current = open, current.id == first.openThen, !current.interrupted,
         first.chunk.chunkIndex == (current.chunks.keys.max() ?? -1) + 1
       {
         let frames = Self.plannedFrames(first.chunk)
@@ -278,8 +284,14 @@ public struct SpeechReceiver: Sendable {
       actions += accept(chunk, frames: frames, message: id, now: now)
       // Chunks that came before this chunk 0 and fit it.
       let base = chunk.masterChunkIndex
-      let adopted = early.filter { Self.fits($0.chunk, base: base) }
-      early.removeAll { Self.fits($0.chunk, base: base) }
+      // Without masters only a chunk that came just before (a race of the backend's tasks).
+      let fits = { (entry: Early) in
+        Self.fits(entry.chunk, base: base)
+          && (base != nil && entry.chunk.masterChunkIndex != nil
+            || now - entry.since <= Self.raceWindow)
+      }
+      let adopted = early.filter(fits)
+      early.removeAll(where: fits)
       for entry in adopted.sorted(by: { $0.chunk.chunkIndex < $1.chunk.chunkIndex }) {
         actions += audioChunk(entry.chunk, now: now)
       }
@@ -298,7 +310,7 @@ public struct SpeechReceiver: Sendable {
         actions.append(
           .dropped(event: "receive_audio", chunk: dropped.chunk.chunkIndex, reason: .orphan))
       }
-      early.append(Early(chunk: chunk, since: now))
+      early.append(Early(chunk: chunk, since: now, openThen: open?.id))
       return actions
     case .open(let reopens):
       lastEventStale = false

@@ -250,8 +250,11 @@ extension State {
       cutToIdle(configuration)
       return
     }
-    guard let path = graph.path(from: cursor.animation.to, toPose: configuration.idlePose) else {
-      warn(.cut, "no path from \(cursor.animation.to) back to \(configuration.idlePose)")
+    // Where the animation on screen ended: its end pose, or its start pose when it was played
+    // backwards.
+    let pose = cursor.reversed ? cursor.animation.from : cursor.animation.to
+    guard let path = graph.path(from: pose, toPose: configuration.idlePose) else {
+      warn(.cut, "no path from \(pose) back to \(configuration.idlePose)")
       cutToIdle(configuration)
       return
     }
@@ -267,6 +270,16 @@ extension State {
 
   /// The idle loop's next animation (the ping-pong partner, usually).
   mutating func idleNext(_ configuration: EngineConfiguration) {
+    if let cursor, cursor.reversed {
+      // Played backwards, it ended at its start pose: go on from there.
+      let candidates = graph.animations(from: cursor.animation.from)
+      if let next = candidates.first(where: { $0.to.pose == configuration.idlePose })
+        ?? candidates.first
+      {
+        show(next, 0)
+        return
+      }
+    }
     if let cursor, let next = graph.next(after: cursor.animation, toward: configuration.idlePose) {
       show(next, 0)
     } else if let idle = idleStartAnimation(configuration) {

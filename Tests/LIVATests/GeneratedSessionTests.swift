@@ -24,6 +24,9 @@ struct GeneratedSessionTests {
     5774,  // a late re-send of an interrupted message's chunk 0 reopened it
     5884,  // chunk 1 before chunk 0 (masters) joined the previous message
     5887,  // as 5774, the successor's re-send then opened a third message
+    102145,  // a walk back through idle, interrupted at its frame 0, went on from the wrong pose
+    115615,  // a parked chunk of a message (no masters) was taken by the next message
+    115802,  // a return planned from a backwards walk's end pose instead of its start pose
   ]
 
   static let avatar = try! FixtureAvatar()

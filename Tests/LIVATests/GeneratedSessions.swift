@@ -488,7 +488,12 @@ struct GeneratedSession: CustomStringConvertible {
   /// follows the backend's own frames, which jump. Only faults cause it; the mouth invariant
   /// catches it where none was injected.
   static func catchUp(_ a: DrawnFrame, _ b: DrawnFrame) -> Bool {
-    guard let chunk = b.chunk, let index = b.overlayIndex, index > 0 else { return false }
+    guard let chunk = b.chunk, let index = b.overlayIndex else { return false }
+    if index == 0 {
+      // Into the next chunk after the end of the one before was passed over.
+      guard let previous = a.chunk else { return false }
+      return previous.message == chunk.message && previous.index == chunk.index - 1
+    }
     return a.chunk != chunk || (a.overlayIndex ?? -1) < index - 1
   }
 
