@@ -76,35 +76,14 @@ extension State {
     let id = current.chunk.id
     if frame.isContinuation {
       // No base frame of its own: the animation on screen goes on, without a mouth.
-      guard let next = continuationCursor() else {
-        skipOverlay(target)
-        return
-      }
-      metrics.mouthlessFrames += 1
-      current.consumed = target
-      playing = current
-      var mouthless = frame
-      mouthless.layers = []
-      show(
-        next.animation, next.index,
-        overlay: ShownOverlay(chunk: id, index: target, frame: mouthless))
+      continueMouthless(target, of: &current, animation: frame.animation)
       return
     }
     guard let index = resolvedIndex(of: frame) else {
       // Its animation is not here: the animation on screen goes on without a mouth, so the
       // chunk keeps its time and its audio.
       warn(.missingAnimation, "\(frame.animation) is not available", chunk: id, frame: target)
-      guard let next = continuationCursor() else {
-        skipOverlay(target)
-        return
-      }
-      metrics.mouthlessFrames += 1
-      current.consumed = target
-      playing = current
-      show(
-        next.animation, next.index,
-        overlay: ShownOverlay(
-          chunk: id, index: target, frame: .continuation(animation: frame.animation)))
+      continueMouthless(target, of: &current, animation: frame.animation)
       return
     }
     var drawnFrame = frame
@@ -141,6 +120,24 @@ extension State {
     current.consumed = target
     playing = current
     show(frame.animation, index, overlay: ShownOverlay(chunk: id, index: target, frame: drawnFrame))
+  }
+
+  /// Slot `target` of the playing chunk without a mouth or a base frame of its own: the next
+  /// frame of the animation on screen (skipped when there is none).
+  private mutating func continueMouthless(
+    _ target: Int, of current: inout PlayingChunk, animation: AnimationName
+  ) {
+    guard let next = continuationCursor() else {
+      skipOverlay(target)
+      return
+    }
+    metrics.mouthlessFrames += 1
+    current.consumed = target
+    playing = current
+    show(
+      next.animation, next.index,
+      overlay: ShownOverlay(
+        chunk: current.chunk.id, index: target, frame: .continuation(animation: animation)))
   }
 
   /// Where the base animation goes for a slot with no base frame of its own: the next frame of

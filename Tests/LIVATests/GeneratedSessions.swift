@@ -60,18 +60,6 @@ struct GeneratedSession: CustomStringConvertible {
 
   static let sprite = try! FixtureAvatar.sprite()
 
-  /// The base frames of a message, walking the fixture avatar's graph as production streams it.
-  static func walk(_ count: Int) -> [(String, Int)] {
-    var sequence: [(String, Int)] = (0..<4).map { ("idle_1_e_talking_1_s", $0) }
-    var forward = true
-    while sequence.count < count {
-      let animation = forward ? "talking_1_s_talking_1_e" : "talking_1_e_talking_1_s"
-      sequence += (0..<12).map { (animation, $0) }
-      forward.toggle()
-    }
-    return Array(sequence.prefix(count))
-  }
-
   // swiftlint:disable:next function_body_length
   static func generate(seed: UInt64) -> GeneratedSession {
     var rng = SplitMix64(seed: seed)
@@ -86,7 +74,7 @@ struct GeneratedSession: CustomStringConvertible {
     for number in 0..<count {
       let chunks = (0..<rng.next(in: 1...3)).map { _ in rng.next(in: 6...24) }
       var message = Message(chunks: chunks)
-      let walk = walk(chunks.reduce(0, +))
+      let walk = wireWalk(chunks.reduce(0, +))
       var messageSteps: [Timed] = []
       var time = start
       var offset = 0
@@ -252,6 +240,21 @@ struct GeneratedSession: CustomStringConvertible {
     var busy: [String]
   }
 
+  /// The virtual clock: every step at its time, then a tick (`nil`) at 60 Hz until the end.
+  func play(_ body: (Double, Step?) -> Void) {
+    var next = 0
+    var tick = 0
+    while Double(tick) / 60 <= end {
+      let now = Double(tick) / 60
+      while next < steps.count, steps[next].time <= now {
+        body(now, steps[next].step)
+        next += 1
+      }
+      body(now, nil)
+      tick += 1
+    }
+  }
+
   /// Plays the session through the pure `PlayerCore` alone, carrying out its effects with a
   /// store that decodes at once (the bad images fail) and a headless audio output; returns the
   /// invariants it broke. Thousands of sessions a second.
@@ -306,21 +309,13 @@ struct GeneratedSession: CustomStringConvertible {
         }
       }
     }
-    var next = 0
-    var tick = 0
-    while true {
-      let now = Double(tick) / 60
-      guard now <= end else { break }
-      while next < steps.count, steps[next].time <= now {
-        switch steps[next].step {
-        case .event(let event, _): execute(core.handle(event))
-        case .connectionLost: execute(core.connectionLost())
-        case .connectionRestored: core.connectionRestored()
-        }
-        next += 1
+    play { now, step in
+      switch step {
+      case .event(let event, _)?: execute(core.handle(event))
+      case .connectionLost?: execute(core.connectionLost())
+      case .connectionRestored?: core.connectionRestored()
+      case nil: execute(core.tick(now: now, audio: audio.position(at: now + 0.5 / 60)))
       }
-      execute(core.tick(now: now, audio: audio.position(at: now + 0.5 / 60)))
-      tick += 1
     }
     let claimed = claims.filter { !$0.value.isEmpty }.count
     return check(
@@ -346,21 +341,13 @@ struct GeneratedSession: CustomStringConvertible {
     ) { action in
       if case .chunkQueued(let id) = action { log.queued.append(id) }
     }
-    var next = 0
-    var tick = 0
-    while true {
-      let now = Double(tick) / 60
-      guard now <= end else { break }
-      while next < steps.count, steps[next].time <= now {
-        switch steps[next].step {
-        case .event(let event, _): player.handle(event)
-        case .connectionLost: player.connectionLost()
-        case .connectionRestored: player.connectionRestored()
-        }
-        next += 1
+    play { now, step in
+      switch step {
+      case .event(let event, _)?: player.handle(event)
+      case .connectionLost?: player.connectionLost()
+      case .connectionRestored?: player.connectionRestored()
+      case nil: player.tick(now: now)
       }
-      player.tick(now: now)
-      tick += 1
     }
     var busy: [String] = []
     if !player.isIngestIdle { busy.append("ingest still busy at the end") }

@@ -33,6 +33,17 @@ struct PlayerFaultTests {
     return (player, link, audio, frames)
   }
 
+  /// Chunk 0 of a message: its images in one batch, then its plan and audio.
+  func sendChunkZero(_ player: LIVAPlayer, frames: [OverlayFrame]) {
+    player.handle(.frameImagesBatch(FrameImagesBatch(frames: frames, chunkIndex: 0, batchIndex: 0)))
+    player.handle(
+      .audioChunk(
+        AudioChunk(
+          audio: silentMP3(seconds: Double(frames.count) / 30), chunkIndex: 0,
+          animations: [ChunkAnimation(animationName: frames[0].animationName, sections: [frames])])
+      ))
+  }
+
   @Test(
     "a chunk whose first image failed before its plan came, with no chunk_images_ready, still plays"
   )
@@ -41,13 +52,7 @@ struct PlayerFaultTests {
     link.tick(at: 0)
     var frames = try wireFrames(count: 20, tag: "f")
     frames[0].image = EncodedImage(data: Data([0, 1, 2, 3]), mimeType: "image/png")  // corrupt
-    player.handle(.frameImagesBatch(FrameImagesBatch(frames: frames, chunkIndex: 0, batchIndex: 0)))
-    player.handle(
-      .audioChunk(
-        AudioChunk(
-          audio: silentMP3(seconds: 20.0 / 30), chunkIndex: 0,
-          animations: [ChunkAnimation(animationName: frames[0].animationName, sections: [frames])]))
-    )
+    sendChunkZero(player, frames: frames)
     player.handle(.audioEnd)
     link.run(from: 0, to: 3)
     #expect(audio.segments.map(\.chunk.index) == [0])
@@ -68,13 +73,7 @@ struct PlayerFaultTests {
     holder.value = player
     link.tick(at: 0)
     let frames = try wireFrames(count: 20, tag: "i")
-    player.handle(.frameImagesBatch(FrameImagesBatch(frames: frames, chunkIndex: 0, batchIndex: 0)))
-    player.handle(
-      .audioChunk(
-        AudioChunk(
-          audio: silentMP3(seconds: 20.0 / 30), chunkIndex: 0,
-          animations: [ChunkAnimation(animationName: frames[0].animationName, sections: [frames])]))
-    )
+    sendChunkZero(player, frames: frames)
     link.run(from: 0, to: 2)
     #expect(player.metrics.engine.interrupts == 1)
     #expect(audio.segments.isEmpty)
@@ -85,13 +84,7 @@ struct PlayerFaultTests {
     let (player, link, _, _) = try makePlayer()
     link.tick(at: 0)
     let frames = try wireFrames(count: 20, tag: "p")
-    player.handle(.frameImagesBatch(FrameImagesBatch(frames: frames, chunkIndex: 0, batchIndex: 0)))
-    player.handle(
-      .audioChunk(
-        AudioChunk(
-          audio: silentMP3(seconds: 20.0 / 30), chunkIndex: 0,
-          animations: [ChunkAnimation(animationName: frames[0].animationName, sections: [frames])]))
-    )
+    sendChunkZero(player, frames: frames)
     player.handle(.audioEnd)
     link.run(from: 0, to: 0.3)
     // While the chunk plays, its images are claimed: a purge keeps them.

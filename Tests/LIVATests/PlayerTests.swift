@@ -63,8 +63,9 @@ func silentMP3(seconds: Double) -> Data {
   return data
 }
 
-/// Overlay frames for a message, walking the graph as production streams it.
-func wireFrames(count: Int, tag: String) throws -> [OverlayFrame] {
+/// The base frames of a message, walking the fixture avatar's graph as production streams it:
+/// into talking, then the talking ping-pong.
+func wireWalk(_ count: Int) -> [(String, Int)] {
   var sequence: [(String, Int)] = (0..<4).map { ("idle_1_e_talking_1_s", $0) }
   var forward = true
   while sequence.count < count {
@@ -72,8 +73,13 @@ func wireFrames(count: Int, tag: String) throws -> [OverlayFrame] {
     sequence += (0..<12).map { (anim, $0) }
     forward.toggle()
   }
+  return Array(sequence.prefix(count))
+}
+
+/// Overlay frames for a message on ``wireWalk(_:)``.
+func wireFrames(count: Int, tag: String) throws -> [OverlayFrame] {
   let sprite = try FixtureAvatar.sprite()
-  return try sequence.prefix(count).enumerated().map { position, entry in
+  return try wireWalk(count).enumerated().map { position, entry in
     OverlayFrame(
       overlayId: "\(entry.0)/\(entry.1)/\(tag).png",
       animationName: try AnimationName(parsing: entry.0),
