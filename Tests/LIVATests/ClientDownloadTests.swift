@@ -16,20 +16,7 @@ struct ClientDownloadTests {
   static func backend(port: Int = 0, _ configure: (inout BackendConfiguration) -> Void)
     async throws -> ReconnectTests.Backend
   {
-    var configuration = BackendConfiguration()
-    configuration.greets = false
-    configure(&configuration)
-    let synthesizer = SpeechSynthesizer(
-      configuration: .init(allowsSynthesis: false), library: try UtteranceLibrary.bundled())
-    let backend = ReferenceBackend(
-      pack: try SampleAvatar(configuration: .init(width: 96, height: 96)).cachedPack(
-        in: FileManager.default.temporaryDirectory.appendingPathComponent("liva-e2e-packs")),
-      synthesizer: synthesizer, configuration: configuration)
-    let (ports, continuation) = AsyncStream<Int>.makeStream()
-    let task = Task { try await backend.run(port: port) { continuation.yield($0) } }
-    var iterator = ports.makeAsyncIterator()
-    let bound = try #require(await iterator.next())
-    return ReconnectTests.Backend(backend: backend, task: task, port: bound)
+    try await ReconnectTests.Backend.start(port: port, configure)
   }
 
   static func client(

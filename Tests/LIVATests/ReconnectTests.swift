@@ -18,9 +18,12 @@ struct ReconnectTests {
     let task: Task<Void, any Error>
     let port: Int
 
-    static func start(port: Int = 0) async throws -> Backend {
+    static func start(
+      port: Int = 0, _ configure: (inout BackendConfiguration) -> Void = { _ in }
+    ) async throws -> Backend {
       var configuration = BackendConfiguration()
       configuration.greets = false
+      configure(&configuration)
       let synthesizer = SpeechSynthesizer(
         configuration: .init(allowsSynthesis: false), library: try UtteranceLibrary.bundled())
       let backend = ReferenceBackend(
