@@ -458,10 +458,9 @@ public struct SpeechReceiver: Sendable {
 
   private mutating func imagesReady(chunk: Int, total: Int, now: Double) -> [Action] {
     if let current = open, current.chunks[chunk] != nil, awaitingPlan[chunk] == nil {
-      if chunk == 0 && (current.ended || current.chunks.count > 1) {
-        // Maybe the next message's, ahead of its chunk 0: kept for it too.
-        readyAhead[0] = (total, now)
-      }
+      // The open message's (a re-send is harmless). It may be the next message's, ahead of its
+      // chunk 0, but it is not kept for that one: wrongly credited, it would cost mouths that
+      // are still coming; missed, the next chunk 0 only starts on its own images.
       return [.imagesSent(chunk: chunk, message: current.id, total: total)]
     }
     readyAhead[chunk] = (total, now)

@@ -213,7 +213,9 @@ struct PythonClientSwiftServerTests {
   func pingTimeout() async throws {
     let loopback = try await LoopbackServer.start(
       SocketIOServerConfiguration(
-        pingInterval: .milliseconds(100), pingTimeout: .milliseconds(100), sendsPings: false))
+        // Long enough for the handshake on a loaded machine (200 ms failed the connect itself
+        // while other suites ran), short enough to end in about a second.
+        pingInterval: .milliseconds(400), pingTimeout: .milliseconds(400), sendsPings: false))
     let peer = try PythonPeer(["client-ping-timeout", loopback.url])
     defer { peer.stop() }
     let finished = await eventually(timeout: .seconds(30)) { peer.hasExited }
