@@ -28,7 +28,8 @@ struct GeneratedSessionTests {
     102145,  // a walk back through idle, interrupted at its frame 0, went on from the wrong pose
     115615,  // a parked chunk of a message (no masters) was taken by the next message
     115802,  // a return planned from a backwards walk's end pose instead of its start pose
-    106_513_547_852,  // chunk_images_ready(0) kept for a next message whose mouths were still coming
+    // chunk_images_ready(0) kept for a next message whose mouths were still coming
+    106_513_547_852,
   ]
 
   static let avatar = try! FixtureAvatar()
