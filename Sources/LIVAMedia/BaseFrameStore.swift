@@ -87,7 +87,7 @@ public final class BaseFrameStore: Sendable {
     public var memoryBytes = 0
   }
 
-  /// The load order of a production avatar's animations (protocol.md).
+  /// The load order of a production avatar's animations (docs/Protocol.md).
   public static let priorityOrder: [AnimationName] = [
     "idle_1_s_idle_1_e", "idle_1_e_idle_1_s",
     "idle_1_e_talking_1_s", "talking_1_s_talking_1_e", "talking_1_e_idle_1_s",

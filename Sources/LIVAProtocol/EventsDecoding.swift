@@ -51,7 +51,7 @@ struct EventReader {
   }
 
   /// Reads a value that playback can do without: a problem drops the value (nil) and is noted
-  /// as a field issue. `null` and booleans mean absent (protocol.md: "Booleans and nulls where
+  /// as a field issue. `null` and booleans mean absent (docs/Protocol.md: "Booleans and nulls where
   /// a value is optional mean absent").
   func lenient<T>(
     _ member: WireValue?, _ read: (WireValue) throws(LIVAProtocolError) -> T

@@ -11,7 +11,7 @@ public enum BinaryEncoding: String, Hashable, Sendable, CaseIterable {
 /// A server → client LIVA event: its wire name and payload, ready to emit.
 ///
 /// The encoding half of the one LIVA codec: the static constructors write the field names and
-/// types exactly as protocol.md gives them (production's types: ints as JSON numbers,
+/// types exactly as docs/Protocol.md gives them (production's types: ints as JSON numbers,
 /// `sprite_index_folder` an int, frames without `overlay_id` when it is the derived one), and
 /// everything they write decodes back with ``ServerEvent/decode(name:payload:limits:)``, which
 /// is the other half. The reference backend and the tests use it.

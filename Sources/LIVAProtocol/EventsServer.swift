@@ -319,7 +319,7 @@ public enum ServerEvent: Sendable, Hashable {
   ]
 
   /// Decodes an event from its name and its Socket.IO arguments (the payload is the first),
-  /// tolerantly, as protocol.md's "Bad input" asks: what playback needs is read strictly,
+  /// tolerantly, as docs/Protocol.md's "Bad input" asks: what playback needs is read strictly,
   /// informational fields tolerantly (a number where a string is expected and the other way
   /// round, `7.0` as 7, `null` and booleans as absent, unknown fields ignored), and a problem
   /// costs the smallest unit it can: a field's value, then a frame, then the event. Problems

@@ -58,7 +58,7 @@ public struct BackendConfiguration: Sendable {
 }
 
 /// The reference LIVA backend: serves an avatar pack over the LIVA protocol exactly as
-/// protocol.md describes it. It answers the manifest and base-animation requests, and turns
+/// docs/Protocol.md describes it. It answers the manifest and base-animation requests, and turns
 /// `user_message` (or `POST /messages`) into speech: text → utterance (synthesized, or the
 /// closest pre-made one) → a speech plan → `receive_audio`, `receive_frame_images_batch`,
 /// `chunk_images_ready` and `audio_end`, streamed to the room of the user, agent and instance.

@@ -17,7 +17,8 @@ import LIVAProtocol
 /// | `idle_1_e_talking_2_s`, `talking_2_s_talking_2_e`, `talking_2_e_talking_2_s`, `talking_2_e_idle_1_s`, `talking_1_e_talking_2_s`, `talking_2_e_talking_1_s` | 8 + 20 + 20 + 8 + 8 + 8 | 30 | a second talking pose, leaning in, and the switches between the two (optional) |
 /// | `idle_1_e_hi_1_s`, `hi_1_s_hi_1_e`, `hi_1_e_idle_1_s` | 8 + 24 + 8 | 30 | a wave (optional) |
 ///
-/// With both options (the default) these are the 15 animations of protocol.md's production set.
+/// With both options (the default) these are the 15 animations of the production set
+/// (docs/Protocol.md).
 ///
 /// **Key poses match exactly:** every animation's first frame is its start key pose and its
 /// last frame its end key pose, drawn from the same pose parameters, so any walk of the

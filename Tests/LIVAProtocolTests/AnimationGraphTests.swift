@@ -1,7 +1,7 @@
 import LIVAProtocol
 import Testing
 
-/// The production set of protocol.md, with small frame counts.
+/// The production set of docs/Protocol.md, with small frame counts.
 let productionSet: [String: Int] = [
   "idle_1_s_idle_1_e": 30, "idle_1_e_idle_1_s": 30,
   "idle_1_e_talking_1_s": 8, "talking_1_s_talking_1_e": 40, "talking_1_e_idle_1_s": 8,

@@ -244,7 +244,7 @@ struct ServerEventTests {
 }
 
 struct RejectedEvent: CustomTestStringConvertible, Sendable {
-  /// What the problem must cost, by protocol.md's "Bad input": the smallest unit that is wrong.
+  /// What the problem must cost, by the "Bad input" rule: the smallest unit that is wrong.
   /// A field read for information only, or one that has a fallback (`audio_data`: the audio
   /// only; `coordinates`: the section's `zone_top_left`; `overlay_id`: derived from
   /// `sheet_filename`), costs the field; a value a frame cannot be drawn without, the frame; a

@@ -5,7 +5,7 @@ import Testing
 
 private let webp = Data([0x52, 0x49, 0x46, 0x46, 0x10, 0, 0, 0, 0x57, 0x45, 0x42, 0x50])
 
-/// A frame object with production's types (protocol.md, "Frame object"): no `overlay_id`,
+/// A frame object with production's types (docs/Protocol.md, "Frame object"): no `overlay_id`,
 /// `sprite_index_folder` an int.
 private func productionFrame(_ matched: WireValue, sheet: String = "J1_X2_M0.webp") -> WireValue {
   [

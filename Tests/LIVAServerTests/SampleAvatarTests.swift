@@ -48,7 +48,7 @@ struct SampleAvatarTests {
       "talking_2_e_talking_2_s", "talking_1_e_talking_2_s", "talking_2_e_talking_1_s",
       "idle_1_e_hi_1_s", "hi_1_s_hi_1_e", "hi_1_e_idle_1_s",
     ]
-    // protocol.md's production set, all 15, and nothing else.
+    // docs/Protocol.md's production set, all 15, and nothing else.
     #expect(Set(pack.animations.keys.map(\.rawValue)) == Set(required))
     #expect(Set(BaseFrameStore.priorityOrder.map(\.rawValue)) == Set(required))
     let speech = Set(pack.animations.filter(\.value.speech).keys.map(\.rawValue))

@@ -9,7 +9,7 @@ import Testing
 
 /// The client against a production-shaped backend that is not ours: python-socketio (the
 /// production library) running `scripts/interop/liva_backend.py`, which streams LIVA speech with
-/// the field types of protocol.md (int `sprite_index_folder`, no `overlay_id`, …). The network
+/// the protocol's field types (int `sprite_index_folder`, no `overlay_id`, …). The network
 /// runs in real time; the display on a virtual clock that moves only once what was sent has
 /// arrived and been decoded.
 @Suite("End to end: LIVAClient ↔ python-socketio backend", .serialized)
@@ -311,14 +311,14 @@ struct PythonBackendTests {
   }
 
   @Test(
-    "POST /messages: the python route reads our request as protocol.md writes it, and the answer plays"
+    "POST /messages: the python route reads our request as the protocol writes it, and the answer plays"
   )
   func httpMessage() async throws {
     var rig = try await makeRig(http: true)
     let ready = rig.player.readyAnimations.map(\.rawValue).sorted()
     #expect(!ready.isEmpty)
     try await say("hello over http", in: rig, ends: 1)
-    // What the route read, field by field (its HTTP_REQUEST line), against protocol.md's
+    // What the route read, field by field (its HTTP_REQUEST line), against docs/Protocol.md's
     // request: header X-User-ID, body {AgentID, message, instance_id, userResolution,
     // readyAnimations}, JSON.
     let line = try #require(

@@ -1,8 +1,8 @@
 """A production-shaped LIVA backend in Python (python-socketio 5.x on aiohttp), for end-to-end
 tests of the Swift SDK against a real peer that is not the SDK's own reference backend.
 
-It is written from ../shared/protocol.md (the production wire contract), not from the Swift
-reference backend: every type is the one protocol.md gives (ints as JSON ints,
+It is written from docs/Protocol.md (the production wire contract), not from the Swift
+reference backend: every type is the one docs/Protocol.md gives (ints as JSON ints,
 `sprite_index_folder` the int 0, no `overlay_id` in frame objects: the client derives it).
 
     liva_backend.py --pack DIR [--utterances DIR] [--mode base64|binary]
@@ -329,7 +329,7 @@ def pick_utterance(utterances, text, default_id):
 
 
 # ---------------------------------------------------------------------------------------
-# Event shapes (protocol.md)
+# Event shapes (docs/Protocol.md)
 
 
 def timestamp_now():
@@ -493,7 +493,7 @@ class Backend:
             warn(f"event ignored: {event}")
 
     async def http_message(self, request):
-        """POST /messages, read as the first iOS app sent it (protocol.md: header X-User-ID,
+        """POST /messages, read as the first iOS app sent it (docs/Protocol.md: header X-User-ID,
         body {AgentID, message, instance_id, userResolution, readyAnimations}). Prints
         `HTTP_REQUEST <json>`: what it read from the request, field by field as this route
         reads them (content type, X-User-ID, each body field, the room it speaks to), so a
