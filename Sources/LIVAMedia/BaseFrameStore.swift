@@ -15,6 +15,9 @@ import LIVAProtocol
 /// Layout: each downloaded version of an animation in a directory of its own,
 /// `<root>/<animation>/v-<unique>/frame_%04d.png`, and `<root>/<animation>/manifest.json`
 /// naming the complete one (its directory, the manifest's `version` and the frame count).
+/// A frame file holds the bytes as the server sent them, PNG, WebP or JPEG: readers
+/// recognise the format by its first bytes, not by the name (which keeps the `.png` of the
+/// older layout, so caches written before stay readable).
 ///
 /// - **Complete or absent:** `manifest.json` is written last, when every frame is on disk;
 ///   without it an animation does not exist for readers. An animation whose version differs
@@ -420,8 +423,11 @@ public final class BaseFrameStore: Sendable {
     close(staging.lock)
   }
 
-  /// Writes frame `index` of an animation being downloaded. PNG bytes are written as they
-  /// are; WebP or JPEG bytes are decoded and re-encoded as PNG (the cache's layout).
+  /// Writes frame `index` of an animation being downloaded: the encoded bytes as they came
+  /// (PNG, WebP or JPEG, recognised by their first bytes), never decoded or re-encoded here,
+  /// so the socket task that calls this only writes a file; ``frame(_:of:)`` decodes the
+  /// frame when it is needed (bytes that turn out damaged fail there, as a damaged file
+  /// would). Bytes that are no image at all are refused.
   public func storeFrame(_ data: Data, index: Int, of animation: AnimationName)
     throws(LIVAMediaError)
   {
@@ -434,22 +440,18 @@ public final class BaseFrameStore: Sendable {
         .invalidArgument, "frame \(index) is outside 0..<\(staging.frameCount)",
         source: animation.rawValue)
     }
-    let png: Data
-    switch ImageFormat(sniffing: data) {
-    case .png: png = data
-    case .webp, .jpeg: png = try codec.encode(try codec.decode(data), as: .png)
-    case nil:
+    guard ImageFormat(sniffing: data) != nil else {
       throw LIVAMediaError(
         .unsupportedFormat, "frame \(index) is not an image", source: animation.rawValue)
     }
     let url = frameURL(animation, staging.directory, index)
     let previous = Self.fileSize(url)
-    try Self.writeAtomically(png, to: url)
+    try Self.writeAtomically(data, to: url)
     state.withLock { state in
       // Counted only while this download is still the one begun.
       guard state.animations[animation]?.staging?.directory == staging.directory else { return }
-      state.animations[animation]?.staging?.bytes += png.count - previous
-      state.statistics.diskBytes += png.count - previous
+      state.animations[animation]?.staging?.bytes += data.count - previous
+      state.statistics.diskBytes += data.count - previous
     }
   }
 

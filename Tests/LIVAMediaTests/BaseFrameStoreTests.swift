@@ -58,6 +58,45 @@ struct BaseFrameStoreTests {
     #expect(reopened.cachedEntry(.idleForward) == .init(frames: 3, version: "1"))
   }
 
+  @Test("frames are stored as they came: no decode or encode while storing, drawn identically")
+  func storedAsTheyCame() throws {
+    let root = try TestSupport.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: root) }
+    let spy = CountingCodec(codec)
+    let store = try BaseFrameStore(root: root, codec: spy)
+    let images = frames(3)
+    let webp = try images.map { try codec.encode($0, as: .webp) }
+    let jpeg = try TestSupport.fixture("gradient-24x16.jpg")
+    let png = try codec.encode(images[2], as: .png)
+    let sent = [webp[0], jpeg, png]
+    try store.beginDownload(talking, frames: sent.count)
+    for (index, data) in sent.enumerated() {
+      try store.store(
+        BaseFrame(animationName: talking, frameIndex: index, image: EncodedImage(data: data)))
+    }
+    try store.finishDownload(talking, version: "1")
+    // The socket task only wrote bytes: nothing was decoded or re-encoded.
+    #expect(spy.decodes == 0 && spy.encodes == 0)
+    let version = try versionDirectory(root, talking)
+    for (index, data) in sent.enumerated() {
+      let file = version.appendingPathComponent(String(format: "frame_%04d.png", index))
+      #expect(try Data(contentsOf: file) == data)
+    }
+    #expect(ImageFormat(sniffing: sent[0]) == .webp && ImageFormat(sniffing: sent[1]) == .jpeg)
+    // Decoded when needed, by sniffing, and drawn as the sent image.
+    #expect(try store.frame(0, of: talking) == images[0])
+    #expect(try store.frame(1, of: talking) == codec.decode(jpeg))
+    #expect(try store.frame(2, of: talking) == images[2])
+    #expect(spy.decodes == 3 && spy.encodes == 0)
+    #expect(store.statistics.diskBytes >= sent.map(\.count).reduce(0, +))
+    // Bytes that are no image are refused at once, still without decoding.
+    try store.beginDownload(hi, frames: 1)
+    #expect(throws: LIVAMediaError.self) {
+      try store.storeFrame(Data("not an image".utf8), index: 0, of: hi)
+    }
+    #expect(spy.decodes == 3)
+  }
+
   @Test(
     "hostile animation names are rejected and never reach the disk",
     arguments: [

@@ -114,3 +114,26 @@ final class EventLog<Event: Sendable>: Sendable {
     return true
   }
 }
+
+/// Wraps a codec and counts the decodes and encodes that go through it.
+final class CountingCodec: ImageCodec {
+  let wrapped: any ImageCodec
+  private let counts = Locked((decodes: 0, encodes: 0))
+
+  init(_ wrapped: any ImageCodec = SystemImageCodec()) { self.wrapped = wrapped }
+
+  var decodes: Int { counts.withLock { $0.decodes } }
+  var encodes: Int { counts.withLock { $0.encodes } }
+
+  func decode(_ data: Data, limits: DecodeLimits) throws(LIVAMediaError) -> RGBAImage {
+    counts.withLock { $0.decodes += 1 }
+    return try wrapped.decode(data, limits: limits)
+  }
+
+  func encode(_ image: RGBAImage, as format: ImageFormat, quality: Float?) throws(LIVAMediaError)
+    -> Data
+  {
+    counts.withLock { $0.encodes += 1 }
+    return try wrapped.encode(image, as: format, quality: quality)
+  }
+}
