@@ -87,7 +87,6 @@ public struct SpeechReceiver: Sendable {
   private struct ChunkSeen: Sendable, Equatable {
     var master: Int?
     var fingerprint: Int
-    var totalImages: Int
     /// When it arrived.
     var at: Double
   }
@@ -205,8 +204,7 @@ public struct SpeechReceiver: Sendable {
           current.mastersContiguous = false  // this backend numbers otherwise: believe it
         }
         current.chunks[first.chunk.chunkIndex] = ChunkSeen(
-          master: nil, fingerprint: Self.fingerprint(first.chunk.audio, frames),
-          totalImages: first.chunk.totalFrameImages, at: now)
+          master: nil, fingerprint: Self.fingerprint(first.chunk.audio, frames), at: now)
         open = current
         actions += firstFrame(first.chunk)
         actions += accept(first.chunk, frames: frames, message: current.id, now: now)
@@ -251,8 +249,7 @@ public struct SpeechReceiver: Sendable {
   private mutating func audioChunk(_ chunk: AudioChunk, now: Double) -> [Action] {
     let frames = Self.plannedFrames(chunk)
     let seen = ChunkSeen(
-      master: chunk.masterChunkIndex, fingerprint: Self.fingerprint(chunk.audio, frames),
-      totalImages: chunk.totalFrameImages, at: now)
+      master: chunk.masterChunkIndex, fingerprint: Self.fingerprint(chunk.audio, frames), at: now)
     var actions: [Action] = []
     let id: MessageID
     if chunk.chunkIndex == 0 {
