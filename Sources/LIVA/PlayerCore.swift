@@ -384,7 +384,7 @@ public struct PlayerCore: Sendable {
     var effects: [Effect] = []
     // Claimed before the engine sees the plan: an interrupt it causes must not drop images the
     // new message shares with the old one.
-    if let message = plan.message, !keys.isEmpty { effects.append(.claim(keys, message: message)) }
+    if !keys.isEmpty { effects.append(.claim(keys, message: plan.message)) }
     let actions = engine.enqueue(plan)
     var queued: [ChunkID] = []
     for case .chunkQueued(let id) in actions {
@@ -393,9 +393,9 @@ public struct PlayerCore: Sendable {
       if let data, !data.isEmpty { audioByChunk[id] = data }
       if completeAhead.remove(id) != nil { engine.chunkImagesComplete(chunkIndex: id.index) }
     }
-    if queued.isEmpty, let message = plan.message, !keys.isEmpty {
+    if queued.isEmpty, !keys.isEmpty {
       // Not taken (a re-send, or stale): its claims go, unless a queued chunk has them.
-      effects.append(.release(keys.subtracting(keysStillUsed), message: message))
+      effects.append(.release(keys.subtracting(keysStillUsed), message: plan.message))
     }
     // Received before the drop but handled after it: its message cannot continue either.
     if offline { engine.connectionLost() }

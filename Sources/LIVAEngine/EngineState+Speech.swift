@@ -280,7 +280,6 @@ extension State {
   mutating func closeMessage() {
     closedSeenIndexes = message?.seenIndexes
     message = nil
-    lastMessageClosed = true
     completeIndexes = []
   }
 
@@ -289,40 +288,27 @@ extension State {
       warn(.chunkRejected, "chunk \(plan.index) has a negative index", protocolIssue: true)
       return
     }
-    if let owner = plan.message {
-      // The owner numbers messages: newer opens (and interrupts), older is stale.
-      if let newest = newestMessage,
-        owner < newest || (owner == newest && message == nil && interruptedNewest)
-      {
-        warn(
-          .chunkRejected, "chunk \(plan.index) of \(owner) is stale (\(newest) is newer)",
-          protocolIssue: true)
-        return
-      }
-      if message == nil, owner == newestMessage, let seen = closedSeenIndexes {
-        // A chunk of the message that closed after an `audio_end` its owner took back: the
-        // message goes on.
-        openMessage(owner)
-        message?.seenIndexes = seen
-      } else if message?.id != owner {
-        interrupt(configuration)
-        if message != nil { closeMessage() }
-        openMessage(owner)
-      } else if message?.audioEnded == true {
-        message?.audioEnded = false  // the owner took its `audio_end` back
-      }
-    } else if plan.index == 0 {
+    // The owner numbers messages: newer opens (and interrupts), older is stale.
+    let owner = plan.message
+    if let newest = newestMessage,
+      owner < newest || (owner == newest && message == nil && interruptedNewest)
+    {
+      warn(
+        .chunkRejected, "chunk \(plan.index) of \(owner) is stale (\(newest) is newer)",
+        protocolIssue: true)
+      return
+    }
+    if message == nil, owner == newestMessage, let seen = closedSeenIndexes {
+      // A chunk of the message that closed after an `audio_end` its owner took back: the
+      // message goes on.
+      openMessage(owner)
+      message?.seenIndexes = seen
+    } else if message?.id != owner {
       interrupt(configuration)
       if message != nil { closeMessage() }
-      openMessage()
-    } else if message == nil {
-      guard !lastMessageClosed else {
-        warn(
-          .chunkRejected, "chunk \(plan.index) belongs to a message that is over",
-          protocolIssue: true)
-        return
-      }
-      openMessage()
+      openMessage(owner)
+    } else if message?.audioEnded == true {
+      message?.audioEnded = false  // the owner took its `audio_end` back
     }
     // Checked after the interrupt: an empty chunk 0 still ends the old message.
     guard !plan.frames.isEmpty else {
@@ -348,12 +334,9 @@ extension State {
     out.append(.chunkQueued(id))
   }
 
-  private mutating func openMessage(_ id: MessageID? = nil) {
-    let id = id ?? MessageID(nextMessageNumber)
+  private mutating func openMessage(_ id: MessageID) {
     message = MessageState(id: id)
-    nextMessageNumber = max(nextMessageNumber, id.rawValue + 1)
     newestMessage = id
-    lastMessageClosed = false
     interruptedNewest = false
     // Failed images stay failed (content keys: one id, one image) until one is ready; only
     // a set grown large is trimmed to the keys of chunks still to play.

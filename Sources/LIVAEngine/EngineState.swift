@@ -113,11 +113,9 @@ struct State: Sendable {
   var paused = false
 
   // Speech
-  var nextMessageNumber = 0
   /// The newest message opened: chunks of older ones are stale.
   var newestMessage: MessageID?
   var message: MessageState?
-  var lastMessageClosed = false
   var playing: PlayingChunk?
   var queue: [QueuedChunk] = []
   var boundarySince: Double?

@@ -53,15 +53,15 @@ public struct PlannedFrame: Hashable, Sendable {
 /// frame slot at ``EngineConfiguration/speakingFPS``. Frame `k` belongs at `k / fps` seconds
 /// into the chunk's audio.
 public struct ChunkPlan: Hashable, Sendable {
-  /// `chunk_index`: 0 opens a new message (and interrupts whatever is playing).
+  /// `chunk_index`: the chunk's place in its message.
   public var index: Int
   /// The frames, in order.
   public var frames: [PlannedFrame]
-  /// The message the chunk belongs to, when the owner numbers messages itself (one identity
-  /// from the wire to the image store). A chunk of a newer message than the open one opens
-  /// it (interrupting the old one), whatever its index; a chunk of an older message is stale
-  /// and rejected. Nil: the engine numbers messages, and index 0 opens a new one.
-  public var message: MessageID?
+  /// The message the chunk belongs to, as its owner numbers messages (one identity from the
+  /// wire to the image store; the engine never guesses one from indexes). A chunk of a newer
+  /// message than the open one opens it (interrupting the old one), whatever its index; a
+  /// chunk of an older message is stale and rejected.
+  public var message: MessageID
   /// The chunk may start as soon as its first frame is ready, without waiting for
   /// ``EngineConfiguration/startThresholdFrames``: the backend sent that frame's image ahead
   /// (`first_frame_image`) for an immediate first frame.
@@ -69,7 +69,7 @@ public struct ChunkPlan: Hashable, Sendable {
 
   /// Creates a plan.
   public init(
-    index: Int, frames: [PlannedFrame], message: MessageID? = nil,
+    index: Int, frames: [PlannedFrame], message: MessageID,
     startsOnFirstFrame: Bool = false
   ) {
     self.index = index

@@ -126,9 +126,9 @@ public struct LIVAEngine: Sendable {
     }
   }
 
-  /// Accepts a chunk's plan. Index 0 opens a new message and interrupts whatever is playing
-  /// or queued (its audio is stopped and its images evicted); so does a chunk of a newer
-  /// owner-numbered message (``ChunkPlan/message``). Empty, duplicate and stale chunks are
+  /// Accepts a chunk's plan. A chunk of a newer message (``ChunkPlan/message``, numbered by
+  /// the owner) opens it and interrupts whatever is playing or queued (its audio is stopped
+  /// and its images evicted), whatever its index. Empty, duplicate and stale chunks are
   /// rejected with a warning; negative frame numbers are flagged now and, when reached, drawn
   /// without a mouth on the next frame of the animation on screen.
   public mutating func enqueue(_ plan: ChunkPlan) -> [EngineAction] {

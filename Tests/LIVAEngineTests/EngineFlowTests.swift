@@ -57,7 +57,7 @@ struct EngineSyncTests {
   func audioAhead() {
     var driver = Driver()
     driver.tick(at: 0)
-    let plan = ChunkPlan(index: 0, frames: talkingWalk(count: 60))
+    let plan = ChunkPlan(index: 0, frames: talkingWalk(count: 60), message: MessageID(0))
     driver.enqueue(plan)
     driver.run(until: 0.5)
     let id = ChunkID(message: MessageID(0), index: 0)
@@ -74,7 +74,7 @@ struct EngineSyncTests {
   func frameClockFallback() {
     var driver = Driver()
     driver.tick(at: 0)
-    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 30)))
+    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 30), message: MessageID(0)))
     // A position for a chunk that is not playing is ignored.
     let other = AudioClock(chunk: ChunkID(message: MessageID(9), index: 0), position: 5)
     driver.run(until: 2, audio: { _ in other })
@@ -90,13 +90,13 @@ struct EngineFlowTests {
   func speechDuringFinishing() {
     var driver = Driver()
     driver.tick(at: 0)
-    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 20)))
+    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 20), message: MessageID(0)))
     while driver.engine.mode != .finishing { driver.run(until: driver.now + 1.0 / 60) }
     driver.run(until: driver.now + 0.07)
     #expect(driver.engine.mode == .finishing)
     // The continuation starts where talking_1_e_talking_1_s ends.
     let continuation = (0..<12).map { frame("talking_1_s_talking_1_e", $0, tag: "c") }
-    driver.enqueue(ChunkPlan(index: 1, frames: continuation))
+    driver.enqueue(ChunkPlan(index: 1, frames: continuation, message: MessageID(0)))
     driver.engine.audioEnded()
     driver.runUntilIdle()
     #expect(
@@ -113,10 +113,11 @@ struct EngineFlowTests {
   func speechDuringReturn() {
     var driver = Driver()
     driver.tick(at: 0)
-    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 16)))
+    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 16), message: MessageID(0)))
     driver.engine.audioEnded()
     while driver.engine.mode != .returning { driver.run(until: driver.now + 1.0 / 60) }
-    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 16, tag: "b")))
+    driver.enqueue(
+      ChunkPlan(index: 0, frames: talkingWalk(count: 16, tag: "b"), message: MessageID(1)))
     driver.engine.audioEnded()
     driver.runUntilIdle()
     #expect(driver.engine.metrics.pops == 0)
@@ -131,7 +132,7 @@ struct EngineFlowTests {
     var driver = Driver(configuration: configuration)
     driver.tick(at: 0)
     // Ends on talking_1_s_talking_1_e#0: finishing it would take 11 frames.
-    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 5)))
+    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 5), message: MessageID(0)))
     driver.engine.audioEnded()
     driver.runUntilIdle()
     #expect(driver.engine.metrics.pops == 1)
@@ -155,7 +156,8 @@ struct EngineFlowTests {
     let lastBefore = driver.engine.lastDrawnFrame!
     #expect(!lastBefore.overlays.isEmpty)
     let interruptTime = driver.now
-    let newMessage = ChunkPlan(index: 0, frames: talkingWalk(count: 20, tag: "b"))
+    let newMessage = ChunkPlan(
+      index: 0, frames: talkingWalk(count: 20, tag: "b"), message: MessageID(1))
     driver.engine.imagesReady(newMessage.frames.map { $0.layers[0].key })
     let actions = driver.engine.enqueue(newMessage)
     let a = MessageID(0)
@@ -209,7 +211,7 @@ struct EngineFlowTests {
   func interruptDuringTransition() {
     var driver = Driver()
     driver.tick(at: 0)
-    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 20)))
+    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 20), message: MessageID(0)))
     driver.run(until: 0.12)
     #expect(driver.engine.mode == .transition)
     let actions = driver.engine.interrupt()
@@ -238,7 +240,7 @@ struct EngineFlowTests {
   func requestsDuringSpeech() {
     var driver = Driver()
     driver.tick(at: 0)
-    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 20)))
+    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 20), message: MessageID(0)))
     driver.engine.audioEnded()
     driver.run(until: 0.3)
     #expect(driver.engine.requestAnimation(name("hi_1_s_hi_1_e")).isEmpty)
@@ -275,7 +277,7 @@ struct EngineFlowTests {
   func debugStepsInSpeech() {
     var driver = Driver()
     driver.tick(at: 0)
-    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 20)))
+    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 20), message: MessageID(0)))
     _ = driver.engine.pause()
     var steps = 0
     while driver.engine.mode != .talking && steps < 50 {

@@ -242,7 +242,8 @@ struct EngineGracefulWaitEndTests {
         switch ending {
         case .audioEnd: driver.engine.audioEnded()
         case .newMessage:
-          driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 20, tag: "n")))
+          driver.enqueue(
+            ChunkPlan(index: 0, frames: talkingWalk(count: 20, tag: "n"), message: MessageID(1)))
           driver.engine.audioEnded()
         case .cap: break
         }

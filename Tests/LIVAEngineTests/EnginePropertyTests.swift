@@ -198,7 +198,8 @@ struct EnginePropertyTests {
       var index = 0
       while start < frames.count {
         let size = min(frames.count - start, random.next(in: 1...45))
-        let plan = ChunkPlan(index: index, frames: Array(frames[start..<start + size]))
+        let plan = ChunkPlan(
+          index: index, frames: Array(frames[start..<start + size]), message: MessageID(m))
         // One ordered socket: plans arrive in order, across messages too.
         let arrival = max(lastArrival, t + Double(random.next(in: 0...600)) / 1000)
         lastArrival = arrival

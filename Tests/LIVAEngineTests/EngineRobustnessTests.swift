@@ -36,7 +36,7 @@ struct EngineRobustnessTests {
   func evenFramesAfterSpeech(seed: UInt64) {
     var driver = Driver()
     driver.tick(at: 0)
-    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 30)))
+    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 30), message: MessageID(0)))
     driver.engine.audioEnded()
     // The chunk's audio is exactly its 30 frames long (1 s), as an MP3 of the chunk would be.
     runJittery(&driver, until: 6, jitter: 0.004, seed: seed, audioDuration: 1)
@@ -67,7 +67,8 @@ struct EngineRobustnessTests {
     // Chunk 0 of a message whose next chunks never come; frames 20… never got their images.
     let frames = talkingWalk(count: 40)
     let plan = ChunkPlan(
-      index: 0, frames: Array(frames.prefix(20)) + talkingWalk(count: 40, tag: "late").suffix(20))
+      index: 0, frames: Array(frames.prefix(20)) + talkingWalk(count: 40, tag: "late").suffix(20),
+      message: MessageID(0))
     driver.engine.imagesReady(plan.frames.prefix(20).flatMap(\.layers).map(\.key))
     driver.inputActions += driver.engine.enqueue(plan)
     driver.run(until: 0.5)
@@ -86,7 +87,7 @@ struct EngineRobustnessTests {
   func imageFailed() {
     var driver = Driver()
     driver.tick(at: 0)
-    let plan = ChunkPlan(index: 0, frames: talkingWalk(count: 20))
+    let plan = ChunkPlan(index: 0, frames: talkingWalk(count: 20), message: MessageID(0))
     driver.enqueue(plan)
     let failed = plan.frames[0].layers[0].key
     driver.engine.imageEvicted(failed)
@@ -107,7 +108,7 @@ struct EngineRobustnessTests {
   func allImagesFail() {
     var driver = Driver()
     driver.tick(at: 0)
-    let plan = ChunkPlan(index: 0, frames: talkingWalk(count: 12))
+    let plan = ChunkPlan(index: 0, frames: talkingWalk(count: 12), message: MessageID(0))
     driver.inputActions += driver.engine.enqueue(plan)
     for key in plan.frames.flatMap(\.layers).map(\.key) { driver.engine.imageFailed(key) }
     driver.engine.audioEnded()
@@ -121,16 +122,37 @@ struct EngineRobustnessTests {
   func emptyChunkZeroInterrupts() {
     var driver = Driver()
     driver.tick(at: 0)
-    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 60, tag: "a")))
+    driver.enqueue(
+      ChunkPlan(index: 0, frames: talkingWalk(count: 60, tag: "a"), message: MessageID(0)))
     driver.run(until: 1)
-    let actions = driver.engine.enqueue(ChunkPlan(index: 0, frames: []))
+    let actions = driver.engine.enqueue(ChunkPlan(index: 0, frames: [], message: MessageID(1)))
     #expect(actions.contains { if case .evictImages = $0 { true } else { false } })
     // Chunk 1 of the new message is accepted (it is not "over", nor part of the old one).
-    let next = driver.engine.enqueue(ChunkPlan(index: 1, frames: talkingWalk(count: 10, tag: "b")))
+    let next = driver.engine.enqueue(
+      ChunkPlan(index: 1, frames: talkingWalk(count: 10, tag: "b"), message: MessageID(1)))
     #expect(
       next.contains {
         if case .chunkQueued(let id) = $0 { id.message == MessageID(1) } else { false }
       })
+  }
+
+  @Test("chunk 0 of the open message again is a duplicate: it neither interrupts nor opens")
+  func chunkZeroAgainIsDuplicate() {
+    var driver = Driver()
+    driver.tick(at: 0)
+    let plan = ChunkPlan(index: 0, frames: talkingWalk(count: 60, tag: "a"), message: MessageID(3))
+    driver.enqueue(plan)
+    driver.run(until: 0.5)
+    let again = driver.engine.enqueue(plan)
+    #expect(!again.contains { if case .evictImages = $0 { true } else { false } })
+    #expect(!again.contains { if case .chunkQueued = $0 { true } else { false } })
+    #expect(
+      again.contains {
+        if case .warning(let warning) = $0 { warning.code == .chunkRejected } else { false }
+      })
+    driver.runUntilIdle()
+    // The message played once, whole.
+    #expect(driver.draws.filter { $0.frame.chunk != nil }.count == 60)
   }
 
   @Test("owner-numbered messages: a newer one interrupts whatever its index; an older one is stale")
@@ -166,7 +188,7 @@ struct EngineRobustnessTests {
     driver.tick(at: 0)
     var frames = talkingWalk(count: 6)
     frames += Array(repeating: .continuation(animation: name("talking_1_s_talking_1_e")), count: 20)
-    driver.enqueue(ChunkPlan(index: 0, frames: frames))
+    driver.enqueue(ChunkPlan(index: 0, frames: frames, message: MessageID(0)))
     driver.engine.audioEnded()
     driver.runUntilIdle()
     #expect(driver.engine.metrics.pops == 0)
@@ -186,7 +208,8 @@ struct EngineRobustnessTests {
       idle.tick(at: 0)
       idle.run(until: arrival)
       let arrived = idle.now
-      idle.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 30, tag: "a")))
+      idle.enqueue(
+        ChunkPlan(index: 0, frames: talkingWalk(count: 30, tag: "a"), message: MessageID(0)))
       idle.run(until: arrival + 3)
       return idle.draws.first { $0.frame.chunk != nil }!.time - arrived
     }.max()!
@@ -194,12 +217,14 @@ struct EngineRobustnessTests {
     var driver = Driver()
     driver.tick(at: 0)
     driver.run(until: 0.5)
-    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 60, tag: "a")))
+    driver.enqueue(
+      ChunkPlan(index: 0, frames: talkingWalk(count: 60, tag: "a"), message: MessageID(1)))
     driver.run(until: 1.5)
     let first = driver.draws.first { $0.frame.chunk != nil }!.time
     driver.run(until: first + after)
     let cut = driver.now
-    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 30, tag: "b")))
+    driver.enqueue(
+      ChunkPlan(index: 0, frames: talkingWalk(count: 30, tag: "b"), message: MessageID(2)))
     driver.engine.audioEnded()
     driver.runUntilIdle()
     let started = driver.draws.first { $0.frame.overlays.first?.key.hasPrefix("b/") == true }!.time
@@ -220,7 +245,7 @@ struct EngineRobustnessTests {
     var driver = Driver()
     driver.tick(at: 0)
     driver.run(until: 0.35)
-    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 40)))
+    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 40), message: MessageID(0)))
     driver.engine.audioEnded()
     for checkpoint in [0.35, 0.8, 1.6, 2.4] {
       if driver.now < checkpoint { driver.run(until: checkpoint) }
@@ -241,7 +266,7 @@ struct EngineRobustnessTests {
       driver = Driver()  // fresh run for the next checkpoint
       driver.tick(at: 0)
       driver.run(until: 0.35)
-      driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 40)))
+      driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 40), message: MessageID(1)))
       driver.engine.audioEnded()
     }
   }

@@ -111,7 +111,7 @@ struct EngineSpeechTests {
     var driver = Driver()
     driver.tick(at: 0)
     let frames = talkingWalk(count: 10)  // 4 transition frames, then the talking loop
-    driver.enqueue(ChunkPlan(index: 0, frames: frames))
+    driver.enqueue(ChunkPlan(index: 0, frames: frames, message: MessageID(0)))
     driver.engine.audioEnded()
     driver.runUntilIdle()
     let drawn = driver.draws.filter { !$0.frame.overlays.isEmpty }.map {
@@ -128,7 +128,7 @@ struct EngineSpeechTests {
     var frames = talkingWalk(count: 12)
     frames[6] = frame("talking_1_s_talking_1_e", 2 + 12, tag: "w")  // count is 12: wraps to 2
     frames[7] = frame("talking_1_s_talking_1_e", -3, tag: "n")
-    driver.enqueue(ChunkPlan(index: 0, frames: frames))
+    driver.enqueue(ChunkPlan(index: 0, frames: frames, message: MessageID(0)))
     #expect(
       driver.inputActions.contains {
         if case .warning(let w) = $0 { w.code == .negativeFrameIndex } else { false }
@@ -161,7 +161,7 @@ struct EngineSpeechTests {
   func startThreshold() {
     var driver = Driver()
     driver.tick(at: 0)
-    let plan = ChunkPlan(index: 0, frames: talkingWalk(count: 30))
+    let plan = ChunkPlan(index: 0, frames: talkingWalk(count: 30), message: MessageID(0))
     driver.enqueue(plan, ready: false)
     let keys = plan.frames.map { $0.layers[0].key }
     driver.engine.imagesReady(keys.prefix(9))
@@ -177,7 +177,7 @@ struct EngineSpeechTests {
   func startTimeout() {
     var driver = Driver()
     driver.tick(at: 0)
-    let plan = ChunkPlan(index: 0, frames: talkingWalk(count: 30))
+    let plan = ChunkPlan(index: 0, frames: talkingWalk(count: 30), message: MessageID(0))
     driver.enqueue(plan, ready: false)
     driver.engine.imagesReady(plan.frames.prefix(3).map { $0.layers[0].key })
     driver.run(until: 0.55)
@@ -192,7 +192,7 @@ struct EngineSpeechTests {
   func shortCompleteChunk() {
     var driver = Driver()
     driver.tick(at: 0)
-    let plan = ChunkPlan(index: 0, frames: talkingWalk(count: 3))
+    let plan = ChunkPlan(index: 0, frames: talkingWalk(count: 3), message: MessageID(0))
     driver.enqueue(plan)
     driver.engine.chunkImagesComplete(chunkIndex: 0)
     driver.run(until: 0.1)
@@ -259,7 +259,7 @@ struct EngineSpeechTests {
   func drainWithoutAudioEnd() {
     var driver = Driver()
     driver.tick(at: 0)
-    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 20)))
+    driver.enqueue(ChunkPlan(index: 0, frames: talkingWalk(count: 20), message: MessageID(0)))
     driver.run(until: 6)
     let lastOverlay = driver.draws.last { !$0.frame.overlays.isEmpty }!
     let finishing = driver.actions.first { $0.action == .modeChanged(.finishing) }!
@@ -277,7 +277,7 @@ struct EngineSpeechTests {
   func overlayHold() {
     var driver = Driver()
     driver.tick(at: 0)
-    let plan = ChunkPlan(index: 0, frames: talkingWalk(count: 20))
+    let plan = ChunkPlan(index: 0, frames: talkingWalk(count: 20), message: MessageID(0))
     let late = plan.frames[12].layers[0].key
     driver.enqueue(plan)
     driver.engine.imageEvicted(late)
@@ -297,7 +297,7 @@ struct EngineSpeechTests {
   func overlaySkipAfterCap() {
     var driver = Driver()
     driver.tick(at: 0)
-    let plan = ChunkPlan(index: 0, frames: talkingWalk(count: 20))
+    let plan = ChunkPlan(index: 0, frames: talkingWalk(count: 20), message: MessageID(0))
     driver.enqueue(plan)
     driver.engine.imageEvicted(plan.frames[12].layers[0].key)
     driver.engine.audioEnded()
@@ -327,7 +327,7 @@ struct EngineSpeechTests {
   func skipWhenComplete() {
     var driver = Driver()
     driver.tick(at: 0)
-    let plan = ChunkPlan(index: 0, frames: talkingWalk(count: 20))
+    let plan = ChunkPlan(index: 0, frames: talkingWalk(count: 20), message: MessageID(0))
     driver.enqueue(plan)
     driver.engine.imageEvicted(plan.frames[12].layers[0].key)
     driver.engine.chunkImagesComplete(chunkIndex: 0)
@@ -348,7 +348,7 @@ struct EngineSpeechTests {
     driver.tick(at: 0)
     var frames = talkingWalk(count: 12)
     frames[8] = frame("talking_2_s_talking_2_e", 3)
-    driver.enqueue(ChunkPlan(index: 0, frames: frames))
+    driver.enqueue(ChunkPlan(index: 0, frames: frames, message: MessageID(0)))
     driver.engine.audioEnded()
     driver.runUntilIdle()
     #expect(driver.engine.metrics.skippedOverlays == 0)
@@ -368,7 +368,7 @@ struct EngineSpeechTests {
     var driver = Driver(counts: counts)
     driver.tick(at: 0)
     let frames = (0..<10).map { frame("talking_2_s_talking_2_e", $0) }
-    driver.enqueue(ChunkPlan(index: 0, frames: frames))
+    driver.enqueue(ChunkPlan(index: 0, frames: frames, message: MessageID(0)))
     driver.engine.audioEnded()
     driver.runUntilIdle()
     let starts = driver.actions.filter {

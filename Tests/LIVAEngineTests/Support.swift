@@ -40,13 +40,17 @@ func talkingWalk(count: Int, tag: String = "m", startWithTransition: Bool = true
   return sequence.prefix(count).map { frame($0.0, $0.1, tag: tag) }
 }
 
-/// Splits frames into chunk plans of the given sizes.
-func chunks(_ frames: [PlannedFrame], sizes: [Int]) -> [ChunkPlan] {
+/// Splits frames into chunk plans of the given sizes, chunks 0… of `message`.
+func chunks(_ frames: [PlannedFrame], sizes: [Int], message: MessageID = MessageID(0))
+  -> [ChunkPlan]
+{
   var plans: [ChunkPlan] = []
   var start = 0
   for (index, size) in sizes.enumerated() {
     plans.append(
-      ChunkPlan(index: index, frames: Array(frames[start..<min(start + size, frames.count)])))
+      ChunkPlan(
+        index: index, frames: Array(frames[start..<min(start + size, frames.count)]),
+        message: message))
     start += size
   }
   return plans

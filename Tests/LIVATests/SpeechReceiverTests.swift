@@ -44,7 +44,7 @@ struct SpeechReceiverTests {
   func enqueued(_ actions: [SpeechReceiver.Action]) -> [String] {
     actions.compactMap { action in
       guard case .enqueue(let plan, _) = action else { return nil }
-      return "\(plan.message?.rawValue ?? -1)/\(plan.index)"
+      return "\(plan.message.rawValue)/\(plan.index)"
     }
   }
 

@@ -39,7 +39,7 @@ final class EngineBox: @unchecked Sendable {
         key: "\(animation)/\(base)/J1_X\(k % 9)_M0.webp", animation: animation, baseFrame: base,
         rect: PlacementRect(x: 590, y: 420, width: 100, height: 80))
     }
-    return ChunkPlan(index: index, frames: frames)
+    return ChunkPlan(index: index, frames: frames, message: MessageID(0))
   }
 
   /// Keeps three chunks queued behind the playing one.
