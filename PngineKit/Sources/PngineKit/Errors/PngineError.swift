@@ -75,6 +75,13 @@ public struct PngineError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let pointerOutOfBounds = Code(rawValue: -116)
     /// The executor returned a nonzero status from `init` or `frame`.
     public static let executorStatus = Code(rawValue: -117)
+    /// A frame (or `init`) went over one of its budgets (``FrameBudgets``): blob bytes copied
+    /// out of the executor's memory, draws or dispatches. The animation stops.
+    public static let budgetExceeded = Code(rawValue: -118)
+    /// The animation stopped after an earlier error (a trap, fuel used up, memory grown past
+    /// the cap, a budget exceeded) and its executor is never called again; the message names
+    /// that error. Load again to go on.
+    public static let executorStopped = Code(rawValue: -119)
     /// The command buffer's header and commands disagree, or an opcode is unknown.
     public static let invalidCommandBuffer = Code(rawValue: -120)
     /// The command stream is well formed but inconsistent (id used before definition, passes
@@ -97,8 +104,8 @@ public struct PngineError: Error, Sendable, Hashable, CustomStringConvertible {
         .executorMissing, .executorInvalid, .importNotAllowed, .invalidCommandBuffer:
         return .bytecodeInvalid
       case .limitExceeded, .memoryLimit: return .outOfMemory
-      case .outOfFuel, .trap, .pointerOutOfBounds, .executorStatus, .commandValidation,
-        .gpuValidation:
+      case .outOfFuel, .trap, .pointerOutOfBounds, .executorStatus, .budgetExceeded,
+        .executorStopped, .commandValidation, .gpuValidation:
         return .renderFailed
       case .deviceLost, .gpuUnavailable: return .contextFailed
       case .invalidDescriptor: return .invalidArgument
@@ -117,6 +124,7 @@ public struct PngineError: Error, Sendable, Hashable, CustomStringConvertible {
         -105: "invalidHeader", -106: "invalidTable", -110: "executorMissing",
         -111: "executorInvalid", -112: "importNotAllowed", -113: "memoryLimit",
         -114: "outOfFuel", -115: "trap", -116: "pointerOutOfBounds", -117: "executorStatus",
+        -118: "budgetExceeded", -119: "executorStopped",
         -120: "invalidCommandBuffer", -121: "commandValidation", -130: "gpuValidation",
         -131: "deviceLost", -132: "gpuUnavailable", -133: "invalidDescriptor",
       ]
