@@ -244,7 +244,7 @@ import Testing
     #expect(e?.code == .memoryLimit)
     let slow = PngineAnimation(
       configuration: PngineConfiguration(
-        runtimeLimits: RuntimeLimits(fuelPerCall: 1), executorPool: pool))
+        runtimeLimits: RuntimeLimits(fuelPerFrame: 1), executorPool: pool))
     let f = #expect(throws: PngineError.self) { try slow.load(payload: payload) }
     #expect(f?.code == .outOfFuel)
     #expect(pool.statistics.reused == 1)

@@ -26,7 +26,9 @@ public struct CommandBuffer: Sendable, Hashable {
   /// Decodes `bytes` (the whole buffer, header included) with `layout`. Fails with
   /// ``PngineError/Code/invalidCommandBuffer`` when the header's length and the buffer
   /// disagree, an opcode is unknown, a command runs past the end, or the commands do not end
-  /// exactly at the header's length with the header's count.
+  /// exactly at the header's length with the header's count. A count that the bytes cannot
+  /// hold fails before any command is read, and bytes past the count's last command fail
+  /// where they start, without reading on.
   public init(decoding bytes: [UInt8], layout: CommandLayout, call: String? = nil)
     throws(PngineError)
   {
@@ -43,10 +45,21 @@ public struct CommandBuffer: Sendable, Hashable {
       throw fail("header length \(total) outside the \(bytes.count) bytes read", 0)
     }
     let end = Int(total)
+    // Every command takes at least its opcode byte: a count that cannot fit is refused before
+    // any command is read, and a command past the count as soon as it starts.
+    guard Int(count) <= end - 8 else {
+      throw fail(
+        "header counts \(count) commands, more than the \(end - 8) bytes after the header can hold",
+        4)
+    }
     var commands: [DecodedCommand] = []
     commands.reserveCapacity(Int(count))
     var p = 8
     while p < end {
+      guard commands.count < Int(count) else {
+        throw fail(
+          "more commands than the header's count of \(count): bytes remain at offset \(p)", p)
+      }
       let op = bytes[p]
       let start = p
       p += 1

@@ -7,8 +7,15 @@ public struct PngineConfiguration: Sendable, Hashable {
   public var loadingMode: LoadingMode
   /// Caps of the format stage.
   public var formatLimits: FormatLimits
-  /// Caps of the runtime stage (fuel, memory, command buffer size).
+  /// Caps of the runtime stage: fuel per frame (default 2 M), executor memory (default 1024
+  /// pages, 64 MiB, enforced during each call), command buffer size (default 1 MiB). See
+  /// ``RuntimeLimits``.
   public var runtimeLimits: RuntimeLimits
+  /// What one call (`init` or a frame) may cost the host: blob bytes copied out of the
+  /// executor's memory (default 64 MiB), draws (default 10 000) and dispatches (default
+  /// 10 000). Over one: ``PngineError/Code/budgetExceeded`` before anything is copied, and the
+  /// animation stops. See ``FrameBudgets``.
+  public var budgets: FrameBudgets
   /// Whether each buffer goes through ``CommandValidator`` (default true).
   public var validatesCommands: Bool
   /// Where executors go when unloaded and come from when a module loads again (default
@@ -18,12 +25,13 @@ public struct PngineConfiguration: Sendable, Hashable {
   /// Makes a configuration.
   public init(
     loadingMode: LoadingMode = .automatic, formatLimits: FormatLimits = FormatLimits(),
-    runtimeLimits: RuntimeLimits = RuntimeLimits(), validatesCommands: Bool = true,
-    executorPool: PngineExecutorPool? = .shared
+    runtimeLimits: RuntimeLimits = RuntimeLimits(), budgets: FrameBudgets = FrameBudgets(),
+    validatesCommands: Bool = true, executorPool: PngineExecutorPool? = .shared
   ) {
     self.loadingMode = loadingMode
     self.formatLimits = formatLimits
     self.runtimeLimits = runtimeLimits
+    self.budgets = budgets
     self.validatesCommands = validatesCommands
     self.executorPool = executorPool
   }
@@ -72,10 +80,40 @@ public struct LoadReport: Sendable, Hashable {
 /// `Mutex` (WasmKit's types are not `Sendable`, so the executor never leaves it).
 /// ``load(png:)`` → ``frame(time:width:height:)`` … → ``unload()``; loading again replaces
 /// the executor; after ``unload()`` frames fail with ``PngineError/Code/notInitialized``.
+///
+/// The animation stops when its executor traps, runs out of fuel
+/// (``RuntimeLimits/fuelPerFrame``), is found past its memory cap, or a call goes over one of
+/// the ``PngineConfiguration/budgets``: the error is thrown, the executor is unloaded (it is
+/// never called again, and a poisoned one never goes back to the pool), and every later
+/// ``frame(time:width:height:)``, ``frameRaw(time:width:height:)`` or ``frameCounter()``
+/// throws ``PngineError/Code/executorStopped`` naming that error, without calling anything,
+/// until the next load.
 public final class PngineAnimation: Sendable {
   private struct Loaded {
     let executor: Executor
     var validator: CommandValidator
+  }
+
+  /// The loaded executor, or why the animation stopped.
+  private struct State {
+    var loaded: Loaded?
+    var stopped: PngineError?
+
+    /// The loaded executor, or the error a stopped or unloaded animation answers `call` with.
+    func current(_ call: String) throws(PngineError) -> Loaded {
+      if let loaded { return loaded }
+      if let stopped {
+        throw PngineError(
+          .executorStopped, "the animation stopped after \(stopped); load it again",
+          location: .init(call: call))
+      }
+      throw PngineError(.notInitialized, "no executor is loaded", location: .init(call: call))
+    }
+  }
+
+  /// Whether `error` stops the animation: its executor is poisoned or over a budget.
+  private static func stops(_ error: PngineError) -> Bool {
+    [.outOfFuel, .trap, .memoryLimit, .budgetExceeded, .executorStopped].contains(error.code)
   }
 
   /// The configuration given at creation.
@@ -86,7 +124,7 @@ public final class PngineAnimation: Sendable {
   private let reporter: ErrorReporter?
   // The executor and its validator; `Loaded` holds WasmKit objects that are not Sendable
   // and never leave this lock.
-  private let state = Mutex<Loaded?>(nil)
+  private let state = Mutex(State())
 
   /// Makes an unloaded animation.
   /// - Parameters:
@@ -106,7 +144,11 @@ public final class PngineAnimation: Sendable {
   }
 
   /// Whether an executor is loaded.
-  public var isLoaded: Bool { state.withLock { $0 != nil } }
+  /// Whether an executor is loaded (false once the animation stopped).
+  public var isLoaded: Bool { state.withLock { $0.loaded != nil } }
+
+  /// The error that stopped the animation, while it is stopped (``PngineAnimation``).
+  public var stopError: PngineError? { state.withLock { $0.stopped } }
 
   /// Reads a PNG and loads its payload (``load(payload:)``).
   @discardableResult
@@ -141,8 +183,9 @@ public final class PngineAnimation: Sendable {
     let logger = self.logger
     let diagnostics = self.diagnostics
     let pool = configuration.executorPool
-    return try state.withLock { (slot: inout Loaded?) throws(PngineError) -> LoadReport in
-      if let old = slot.take() { pool?.checkIn(old.executor) }
+    return try state.withLock { (state: inout State) throws(PngineError) -> LoadReport in
+      if let old = state.loaded.take() { pool?.checkIn(old.executor) }
+      state.stopped = nil
       let bytes = Array(executorBytes)
       let limits = configuration.runtimeLimits
       let executor: Executor
@@ -172,30 +215,26 @@ public final class PngineAnimation: Sendable {
       let output = try Self.finish(
         result, loaded: &loaded, configuration: configuration, diagnostics: diagnostics,
         frame: false)
-      slot = loaded
+      state.loaded = loaded
       return LoadReport(executor: executor.info, abiVersion: abi, mode: mode, initOutput: output)
     }
   }
 
   /// Runs one frame: `frame(time, width, height)`, then decodes, resolves and validates its
   /// buffer. A nonzero status throws ``PngineError/Code/executorStatus`` (the buffer is not to
-  /// be executed).
+  /// be executed). A buffer over one of the ``PngineConfiguration/budgets`` throws
+  /// ``PngineError/Code/budgetExceeded`` before any blob is copied, and stops the animation.
   public func frame(time: Float, width: UInt32, height: UInt32) throws(PngineError) -> FrameOutput {
     let configuration = self.configuration
     let logger = self.logger
     let diagnostics = self.diagnostics
     return try recording { () throws(PngineError) in
-      try state.withLock { (slot: inout Loaded?) throws(PngineError) -> FrameOutput in
-        guard var loaded = slot else {
-          throw PngineError(
-            .notInitialized, "no executor is loaded", location: .init(call: "frame"))
-        }
+      try running("frame") { (loaded: inout Loaded) throws(PngineError) -> FrameOutput in
         diagnostics.recordCall()
         let result = try loaded.executor.callFrame(time: time, width: width, height: height)
         let output = try Self.finish(
           result, loaded: &loaded, configuration: configuration, diagnostics: diagnostics,
           frame: true)
-        slot = loaded
         logger.trace("frame \(time): \(output.buffer.commands.count) commands")
         return output
       }
@@ -210,11 +249,7 @@ public final class PngineAnimation: Sendable {
   {
     let diagnostics = self.diagnostics
     return try recording { () throws(PngineError) in
-      try state.withLock { (slot: inout Loaded?) throws(PngineError) -> ExecutorCallResult in
-        guard let loaded = slot else {
-          throw PngineError(
-            .notInitialized, "no executor is loaded", location: .init(call: "frame"))
-        }
+      try running("frame") { (loaded: inout Loaded) throws(PngineError) -> ExecutorCallResult in
         diagnostics.recordCall()
         return try loaded.executor.callFrame(time: time, width: width, height: height)
       }
@@ -223,21 +258,45 @@ public final class PngineAnimation: Sendable {
 
   /// The executor's frame counter (`getFrameCounter()`), if it has one.
   public func frameCounter() throws(PngineError) -> UInt32? {
-    try state.withLock { (slot: inout Loaded?) throws(PngineError) -> UInt32? in
-      guard let loaded = slot else {
-        throw PngineError(.notInitialized, "no executor is loaded")
+    try running("getFrameCounter") { (loaded: inout Loaded) throws(PngineError) -> UInt32? in
+      try loaded.executor.frameCounter()
+    }
+  }
+
+  /// Runs `body` on the loaded executor inside the lock. An error that stops the animation
+  /// (`stops(_:)`) unloads the executor and is remembered, so that it is never called again.
+  private func running<T: Sendable>(_ call: String, _ body: (inout Loaded) throws(PngineError) -> T)
+    throws(PngineError) -> T
+  {
+    let pool = configuration.executorPool
+    return try state.withLock { (state: inout State) throws(PngineError) -> T in
+      var loaded = try state.current(call)
+      do throws(PngineError) {
+        let value = try body(&loaded)
+        state.loaded = loaded
+        return value
+      } catch {
+        // Any other error leaves the executor loaded as it was before the call (the
+        // validator's state included).
+        if Self.stops(error) {
+          state.loaded = nil
+          state.stopped = error
+          // A poisoned executor is dropped; one that only went over a budget is reset there.
+          pool?.checkIn(loaded.executor)
+        }
+        throw error
       }
-      return try loaded.executor.frameCounter()
     }
   }
 
   /// Drops the executor: its memory is freed, or, with an ``PngineConfiguration/executorPool``,
   /// it is reset and kept there for the next load of the same module. Harmless when nothing
-  /// is loaded.
+  /// is loaded. Forgets why a stopped animation stopped.
   public func unload() {
     let pool = configuration.executorPool
-    state.withLock { slot in
-      if let old = slot.take() { pool?.checkIn(old.executor) }
+    state.withLock { state in
+      if let old = state.loaded.take() { pool?.checkIn(old.executor) }
+      state.stopped = nil
     }
   }
 
@@ -267,6 +326,8 @@ public final class PngineAnimation: Sendable {
     }
     let buffer = try CommandBuffer(
       decoding: result.bytes, layout: loaded.executor.info.layout, call: result.call)
+    // Draws, dispatches and the bytes the blobs add up to, before a byte is copied.
+    try configuration.budgets.check(buffer, call: result.call)
     var blobs: [Int: Blob] = [:]
     var sentinels = 0
     for (index, decoded) in buffer.commands.enumerated() {

@@ -16,25 +16,35 @@ public enum LoadingMode: String, Sendable, Hashable, CaseIterable {
 
 /// Settings of the runtime stage.
 public struct RuntimeLimits: Sendable, Hashable {
-  /// Fuel (≈ WebAssembly operators) per call of `init` or `frame`, and per helper call.
-  /// The fixtures need at most ~26 k; the default, 2 M, is ~80 times that and stops an endless
-  /// loop in well under a second even in a debug build.
-  public var fuelPerCall: UInt64
+  /// Fuel (≈ WebAssembly operators) per frame: `frame()` and the getters that read its
+  /// command buffer draw on one budget, as do `init()` and its getters, and the calls that
+  /// hand the payload over. The fixtures need at most ~26 k per frame; the default, 2 M, is
+  /// ~80 times that and stops an endless loop in well under a second even in a debug build.
+  /// Used up: ``PngineError/Code/outOfFuel``, and the animation stops.
+  public var fuelPerFrame: UInt64
   /// The largest memory an executor may declare or grow to, in 64 KiB pages (default 1024:
-  /// 64 MiB; the fixtures declare 30–50).
+  /// 64 MiB; the fixtures declare 30–50). A declaration over it is refused before
+  /// instantiation. The executor is instantiated with this as its memory's maximum, so a
+  /// `memory.grow` past it fails inside the call (returns -1, nothing allocated) and the
+  /// executor decides what to do; a memory found past it after a call (a second guard) is
+  /// ``PngineError/Code/memoryLimit`` and stops the animation. At most 65 536 (4 GiB).
   public var maxMemoryPages: UInt64
   /// The largest command buffer read, in bytes (default 1 MiB; upstream's is 64 KiB).
   public var maxCommandBufferLength: Int
 
   /// Makes limits with the defaults.
   public init(
-    fuelPerCall: UInt64 = 2_000_000, maxMemoryPages: UInt64 = 1024,
+    fuelPerFrame: UInt64 = 2_000_000, maxMemoryPages: UInt64 = 1024,
     maxCommandBufferLength: Int = 1 << 20
   ) {
-    self.fuelPerCall = fuelPerCall
+    self.fuelPerFrame = fuelPerFrame
     self.maxMemoryPages = maxMemoryPages
     self.maxCommandBufferLength = maxCommandBufferLength
   }
+
+  /// The memory maximum an executor is instantiated with: ``maxMemoryPages``, at most the
+  /// 65 536 pages a 32-bit memory can have.
+  var memoryCapPages: UInt64 { min(maxMemoryPages, 65536) }
 }
 
 /// What one executor call returned: its status and the command buffer's raw bytes.
@@ -65,8 +75,13 @@ final class Executor {
   /// The original module bytes (the pool's key).
   let bytes: [UInt8]
   /// Set once a call traps, runs out of fuel or grows memory past the cap: such an
-  /// executor is never reused.
+  /// executor is never called again (``invoke(_:_:)`` refuses) nor reused.
   private(set) var poisoned = false
+  /// The maximum its memory was instantiated with (``RuntimeLimits/memoryCapPages``): a
+  /// pooled executor only goes to an owner with the same cap.
+  let memoryCapPages: UInt64
+  /// The unit of work the current fuel budget is for (`load`, `init`, `frame`, …).
+  private var budgetUnit = "instantiate"
   let logSink: ExecutorLogSink
   private let store: Store
   private let memory: Memory
@@ -76,7 +91,9 @@ final class Executor {
   /// after instantiation.
   private let globals: [(global: Global, initial: Value)]
 
-  /// Checks `bytes` (``ExecutorInfo``), then instantiates them with fuel metering on.
+  /// Checks `bytes` (``ExecutorInfo``), then instantiates them with fuel metering on and the
+  /// memory's maximum set to `limits`' cap (``ExecutorImage/capMemory(_:maximumPages:)``), so
+  /// that `memory.grow` past the cap fails inside a call instead of allocating.
   /// - Parameters:
   ///   - info: `bytes`' info when already known (it is checked again against `limits`).
   ///   - image: when given, the instrumented module is instantiated, so that ``reset()``
@@ -96,6 +113,7 @@ final class Executor {
     self.limits = limits
     self.image = image
     self.bytes = bytes
+    self.memoryCapPages = limits.memoryCapPages
     let sink = ExecutorLogSink(logger)
     self.logSink = sink
     let engine = Engine(configuration: EngineConfiguration(fuelMetering: true))
@@ -104,9 +122,15 @@ final class Executor {
     func fail(_ code: PngineError.Code, _ message: String) -> PngineError {
       PngineError(code, message, location: .init(chunk: "pNGb", call: "instantiate"))
     }
+    guard
+      let capped = ExecutorImage.capMemory(
+        image?.instrumented ?? bytes, maximumPages: limits.memoryCapPages)
+    else {
+      throw fail(.executorInvalid, "its memory section could not be rewritten to cap its growth")
+    }
     let instance: Instance
     do {
-      let module = try parseWasm(bytes: image?.instrumented ?? bytes)
+      let module = try parseWasm(bytes: capped)
       var imports = Imports()
       if info.importsLog {
         let log = Function(store: store, parameters: [.i32, .i32]) { caller, args in
@@ -124,7 +148,7 @@ final class Executor {
         }
         imports.define(module: "env", name: "log", log)
       }
-      store.fuel = Fuel(remaining: limits.fuelPerCall)
+      store.fuel = Fuel(remaining: limits.fuelPerFrame)
       instance = try module.instantiate(store: store, imports: imports)
     } catch {
       throw fail(.executorInvalid, "WasmKit refused the executor: \(error)")
@@ -175,18 +199,34 @@ final class Executor {
   /// The ABI version: `getAbiVersion()`, or 1 when it is absent.
   func abiVersion() throws(PngineError) -> UInt32 {
     guard functions["getAbiVersion"] != nil else { return 1 }
+    startBudget("getAbiVersion")
     return try callU32("getAbiVersion")
+  }
+
+  /// Gives the store a fresh budget of ``RuntimeLimits/fuelPerFrame`` for one unit of work:
+  /// every export called until the next start draws on it. Each entry point
+  /// (``load(_:singleBuffer:)``, ``callInit()``, ``callFrame(time:width:height:)``, …) starts
+  /// one, so a frame's getters share the frame's budget.
+  private func startBudget(_ unit: String) {
+    store.fuel = Fuel(remaining: limits.fuelPerFrame)
+    budgetUnit = unit
   }
 
   /// Current memory size in bytes.
   var memoryByteCount: Int { memory.byteCount }
 
-  /// Calls an export under a fresh fuel budget; classifies failures.
+  /// Calls an export on the current unit's fuel budget (``startBudget(_:)``); classifies
+  /// failures. A poisoned executor is never called again.
   private func invoke(_ name: String, _ args: [Value]) throws(PngineError) -> [Value] {
+    guard !poisoned else {
+      throw PngineError(
+        .executorStopped,
+        "the executor trapped, ran out of fuel or grew past its memory cap before; it is not called again",
+        location: .init(call: name))
+    }
     guard let f = functions[name] else {
       throw PngineError(.executorInvalid, "missing export \(name)", location: .init(call: name))
     }
-    store.fuel = Fuel(remaining: limits.fuelPerCall)
     let results: [Value]
     do {
       results = try f.invoke(args, on: &stack)
@@ -195,7 +235,8 @@ final class Executor {
       let text = "\(error)"
       if let fuel = store.fuel, fuel.remaining == 0 || text.contains("out of fuel") {
         throw PngineError(
-          .outOfFuel, "\(name) used up its budget of \(limits.fuelPerCall) fuel",
+          .outOfFuel,
+          "\(name) ran out of fuel: the \(budgetUnit) budget of \(limits.fuelPerFrame) fuel is used up",
           location: .init(call: name))
       }
       let reason = text.hasPrefix("Trap: ") ? String(text.dropFirst(6)) : text
@@ -249,6 +290,7 @@ final class Executor {
 
   /// Hands the payload over: split or single-buffer (`docs/abi.md` §4).
   func load(_ payload: PNGBPayload, singleBuffer: Bool) throws(PngineError) {
+    startBudget("load")
     let dataOffset = Int(payload.header.dataSectionOffset)
     let wgslOffset = Int(payload.header.wgslTableOffset)
     let bytecodePtr = try callU32("getBytecodePtr")
@@ -266,16 +308,18 @@ final class Executor {
     }
   }
 
-  /// Calls `init()` and reads the command buffer.
+  /// Calls `init()` and reads the command buffer, on one fuel budget.
   func callInit() throws(PngineError) -> ExecutorCallResult {
+    startBudget("init")
     let status = try callU32("init")
     return ExecutorCallResult(call: "init", status: status, bytes: try readCommandBuffer("init"))
   }
 
-  /// Calls `frame(time, width, height)` and reads the command buffer.
+  /// Calls `frame(time, width, height)` and reads the command buffer, on one fuel budget.
   func callFrame(time: Float, width: UInt32, height: UInt32) throws(PngineError)
     -> ExecutorCallResult
   {
+    startBudget("frame")
     let status = try callU32(
       "frame", [.f32(time.bitPattern), .i32(width), .i32(height)])
     return ExecutorCallResult(call: "frame", status: status, bytes: try readCommandBuffer("frame"))
@@ -283,7 +327,9 @@ final class Executor {
 
   /// `getFrameCounter()`, if exported.
   func frameCounter() throws(PngineError) -> UInt32? {
-    functions["getFrameCounter"] == nil ? nil : try callU32("getFrameCounter")
+    guard functions["getFrameCounter"] != nil else { return nil }
+    startBudget("getFrameCounter")
+    return try callU32("getFrameCounter")
   }
 
   private func readCommandBuffer(_ call: String) throws(PngineError) -> [UInt8] {

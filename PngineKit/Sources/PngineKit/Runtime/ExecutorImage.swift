@@ -150,6 +150,54 @@ struct ExecutorImage: Sendable {
     return rewrote || globals.isEmpty ? out : nil
   }
 
+  /// `bytes` with its memory's maximum set to `maximumPages` (or kept, when the module
+  /// declares a lower one), or `nil` when the memory section is not the single unshared 32-bit
+  /// memory ``ExecutorInfo`` accepts. WasmKit's `memory.grow` returns -1 past the maximum
+  /// before it allocates anything, so this caps an executor's memory during its calls (WasmKit's
+  /// resource limiter is not public API). Nothing else changes.
+  static func capMemory(_ bytes: [UInt8], maximumPages: UInt64) -> [UInt8]? {
+    guard bytes.count >= 8 else { return nil }
+    var out = Array(bytes[0..<8])
+    out.reserveCapacity(bytes.count + 8)
+    var position = 8
+    var rewrote = false
+    while position < bytes.count {
+      let id = bytes[position]
+      guard let (size, sizeLength) = readLEB(bytes, at: position + 1) else { return nil }
+      let start = position + 1 + sizeLength
+      let end = start + Int(size)
+      guard end <= bytes.count else { return nil }
+      if id == 5 {
+        // vec(memtype) of one entry: flags 0x00 (min) or 0x01 (min, max), LEB128 u32s.
+        guard !rewrote, let (count, countLength) = readLEB(bytes, at: start), count == 1
+        else { return nil }
+        var p = start + countLength
+        guard p < end else { return nil }
+        let flags = bytes[p]
+        p += 1
+        guard flags == 0 || flags == 1, let (minimum, minimumLength) = readLEB(bytes, at: p)
+        else { return nil }
+        p += minimumLength
+        var maximum = maximumPages
+        if flags == 1 {
+          guard let (declared, declaredLength) = readLEB(bytes, at: p) else { return nil }
+          p += declaredLength
+          maximum = min(declared, maximumPages)
+        }
+        guard p == end, minimum <= maximum else { return nil }
+        let content = [1, 1] + leb(minimum) + leb(maximum)
+        out.append(5)
+        out += leb(UInt64(content.count))
+        out += content
+        rewrote = true
+      } else {
+        out += bytes[position..<end]
+      }
+      position = end
+    }
+    return rewrote ? out : nil
+  }
+
   private static func readLEB(_ bytes: [UInt8], at start: Int) -> (UInt64, Int)? {
     var value: UInt64 = 0
     var shift: UInt64 = 0

@@ -17,7 +17,9 @@ import Logging
 /// again, every mutable global gets its initial value back, and the module was checked to
 /// contain no instruction that changes a table or a segment (see `ExecutorImage`). An
 /// executor that trapped, ran out of fuel, grew its memory, or cannot be vouched for is not
-/// kept. The tests hold pooled executors to the conformance oracle byte for byte.
+/// kept, and an idle executor only goes to an owner whose memory cap
+/// (``RuntimeLimits/maxMemoryPages``) is the one it was instantiated with. The tests hold
+/// pooled executors to the conformance oracle byte for byte.
 ///
 /// Idle executors hold their memory (a few MiB each for the fixtures): the pool keeps at
 /// most ``maximumIdleExecutors`` and ``maximumIdleBytes``, dropping the least recently
@@ -108,8 +110,13 @@ public final class PngineExecutorPool: Sendable, Hashable {
   {
     let (reused, template) = state.withLock { state -> (Owned?, Template?) in
       let template = state.templates.first { Self.same($0.bytes, bytes) }
+      // Only an executor instantiated with the same memory cap as this owner's will do (the
+      // cap is the memory's maximum in the module it runs), and never a poisoned one.
       guard let template, (try? template.info.check(maxMemoryPages: limits.maxMemoryPages)) != nil,
-        let index = state.idle.lastIndex(where: { Self.same($0.executor.bytes, bytes) })
+        let index = state.idle.lastIndex(where: {
+          !$0.executor.poisoned && $0.executor.memoryCapPages == limits.memoryCapPages
+            && Self.same($0.executor.bytes, bytes)
+        })
       else { return (nil, template) }
       let owned = state.idle.remove(at: index)
       state.statistics.reused += 1
@@ -145,9 +152,10 @@ public final class PngineExecutorPool: Sendable, Hashable {
     return executor
   }
 
-  /// Resets `executor` and keeps it, or drops it when it cannot be reset.
+  /// Resets `executor` and keeps it, or drops it when it cannot be reset. A poisoned executor
+  /// (it trapped, ran out of fuel or grew past its cap) is always dropped.
   func checkIn(_ executor: Executor) {
-    let kept = executor.reset()
+    let kept = !executor.poisoned && executor.reset()
     let owned = Owned(executor: executor)
     let evicted = state.withLock { state -> [Owned] in
       guard kept else {
