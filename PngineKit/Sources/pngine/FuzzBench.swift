@@ -156,3 +156,27 @@ struct Bench: ParsableCommand {
       """)
   }
 }
+
+struct FuzzStreams: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "fuzz-streams",
+    abstract:
+      "Seeded, structure-aware fuzzing of command streams and descriptors through the checks every backend makes."
+  )
+  @Argument(help: "A fixture folder with pngs/.") var directory: String
+  @Option(help: "Inputs to try.") var count: Int = 1_000_000
+  @Option(help: "Seed.") var seed: UInt64 = 1
+
+  func run() throws {
+    let (pngs, _) = try loadCorpus(directory)
+    let corpus = pngs.compactMap { try? StreamFuzzer.Entry.record(png: $0) }
+    guard !corpus.isEmpty else { throw ValidationError("no fixture of \(directory) runs") }
+    var fuzzer = StreamFuzzer(seed: seed, corpus: corpus)
+    let clock = ContinuousClock()
+    let start = clock.now
+    let report = fuzzer.run(count: count)
+    let elapsed = clock.now - start
+    print("seed \(seed), \(corpus.count) fixtures: \(report)")
+    print("elapsed \(elapsed), \(Int(Double(count) / seconds(elapsed))) inputs/s")
+  }
+}

@@ -57,9 +57,26 @@ public struct CommandChecker: Sendable {
   public private(set) var pass: Pass = .none
   /// The pipeline set in the open pass.
   public private(set) var pipeline: UInt16?
+  /// Buffer usages by id, as created (0 read as COPY_DST).
+  public private(set) var bufferUsages: [UInt16: UInt32] = [:]
+  /// GPU bytes the defined buffers and textures take (textures estimated, see
+  /// ``GPUValueRules/textureBytes(_:canvas:)``), against ``GPULimits/gpuByteBudget``.
+  public private(set) var gpuBytes: UInt64 = 0
+  /// The limits and budgets commands are checked against.
+  public var limits: GPULimits
+  /// The canvas size, which a texture without a size of its own takes.
+  public var canvasWidth: UInt32
+  /// The canvas size, which a texture without a size of its own takes.
+  public var canvasHeight: UInt32
 
   /// Makes an empty checker.
-  public init() {}
+  public init(
+    limits: GPULimits = GPULimits(), canvasWidth: UInt32 = 512, canvasHeight: UInt32 = 512
+  ) {
+    self.limits = limits
+    self.canvasWidth = canvasWidth
+    self.canvasHeight = canvasHeight
+  }
 
   /// The canvas texture id.
   public static let canvas: UInt16 = 0xFFFE
@@ -102,21 +119,71 @@ public struct CommandChecker: Sendable {
         throw fail(.commandValidation, "\(what) outside a \(wanted) pass")
       }
     }
+    func allocate(_ kind: ResourceKind, _ id: UInt16, _ bytes: UInt64) throws(PngineError) {
+      guard !has(kind, id) else { return }  // a re-definition is skipped by the backends
+      guard gpuBytes + bytes <= limits.gpuByteBudget else {
+        throw fail(
+          .budgetExceeded,
+          "\(bytes) more GPU bytes would exceed the animation's budget of \(limits.gpuByteBudget) (\(gpuBytes) in use)"
+        )
+      }
+      gpuBytes += bytes
+    }
+    /// A queue write or copy of `count` bytes at `offset` into buffer `id`, which needs
+    /// `usage` (COPY_DST 0x8, COPY_SRC 0x4): wgpu-native aborts on a rejected queue write.
+    func access(_ id: UInt16, offset: UInt32, count: UInt64, usage: UInt32) throws(PngineError) {
+      try need(.buffer, id)
+      guard let created = bufferUsages[id], created & usage != 0 else {
+        throw fail(
+          .commandValidation,
+          "buffer \(id) lacks usage 0x\(String(usage, radix: 16)) (it has 0x\(String(bufferUsages[id] ?? 0, radix: 16)))"
+        )
+      }
+      let size = GPUValueRules.allocatedSize(bufferSizes[id] ?? 0)
+      guard offset % 4 == 0, count % 4 == 0, UInt64(offset) + count <= size else {
+        throw fail(
+          .commandValidation,
+          "\(count) bytes at offset \(offset) do not fit buffer \(id) of \(size) bytes in 4-byte words"
+        )
+      }
+    }
     switch decoded.command {
-    case .createBuffer(let id, let size, _):
+    case .createBuffer(let id, let size, let usage):
+      let effective = GPUValueRules.effectiveBufferUsage(usage)
+      if let problem = GPUValueRules.bufferUsageProblem(effective) {
+        throw fail(.commandValidation, problem)
+      }
+      guard UInt64(size) <= limits.maxBufferSize else {
+        throw fail(.limitExceeded, "size \(size) exceeds the limit of \(limits.maxBufferSize)")
+      }
+      try allocate(.buffer, id, GPUValueRules.allocatedSize(size))
+      if !has(.buffer, id) {
+        bufferSizes[id] = size
+        bufferUsages[id] = effective
+      }
       define(.buffer, id)
-      bufferSizes[id] = size
     case .createTexture(let id, _):
-      _ = try TextureDescriptor(decoding: try bytes())
+      let t = try TextureDescriptor(decoding: try bytes())
+      let canvas = (canvasWidth, canvasHeight)
+      if let problem = GPUValueRules.textureProblem(t, canvas: canvas, limits: limits) {
+        throw fail(.invalidDescriptor, problem)
+      }
+      try allocate(.texture, id, GPUValueRules.textureBytes(t, canvas: canvas))
       define(.texture, id)
     case .createSampler(let id, _):
-      _ = try SamplerDescriptor(decoding: try bytes())
+      let s = try SamplerDescriptor(decoding: try bytes())
+      if let problem = GPUValueRules.samplerProblem(s) { throw fail(.invalidDescriptor, problem) }
       define(.sampler, id)
     case .createShader(let id, _):
-      _ = try bytes()
+      if case .failure(let refusal) = ShaderSource.prepare(try bytes(), limits: limits) {
+        throw fail(.shaderCompile, "refused before compiling: \(refusal)")
+      }
       define(.shader, id)
     case .createRenderPipeline(let id, _):
       let d = try RenderPipelineDescriptor(decoding: try bytes())
+      if let problem = GPUValueRules.renderPipelineProblem(d) {
+        throw fail(.invalidDescriptor, problem)
+      }
       for s in d.shaders { try need(.shader, s) }
       if let l = d.layoutId { try need(.pipelineLayout, l) }
       define(.pipeline, id)
@@ -135,6 +202,9 @@ public struct CommandChecker: Sendable {
         try need(.pipeline, layout)
       }
       for e in d.entries {
+        guard e.binding <= limits.maxBindingIndex else {
+          throw fail(.invalidDescriptor, "binding \(e.binding) exceeds \(limits.maxBindingIndex)")
+        }
         switch e.kind {
         case .buffer: try need(.buffer, e.resource)
         case .texture: try need(.texture, e.resource)
@@ -148,7 +218,12 @@ public struct CommandChecker: Sendable {
       define(.textureView, id)
     case .createQuerySet(let id, _): define(.querySet, id)
     case .createBindGroupLayout(let id, _):
-      _ = try BindGroupLayoutDescriptor(decoding: try bytes())
+      let d = try BindGroupLayoutDescriptor(decoding: try bytes())
+      for e in d.entries {
+        if let problem = GPUValueRules.layoutEntryProblem(e, limits: limits) {
+          throw fail(.invalidDescriptor, problem)
+        }
+      }
       define(.bindGroupLayout, id)
     case .createImageBitmap(let id, _): define(.imageBitmap, id)
     case .createPipelineLayout(let id, _):
@@ -177,11 +252,19 @@ public struct CommandChecker: Sendable {
         throw fail(.commandValidation, "pipeline \(id) is not a \(wanted) pipeline")
       }
       pipeline = id
-    case .setBindGroup(_, let id):
+    case .setBindGroup(let slot, let id):
       guard pass != .none else { throw fail(.commandValidation, "setBindGroup outside a pass") }
+      guard slot < limits.maxBindGroups else {
+        throw fail(
+          .commandValidation, "slot \(slot) exceeds the \(limits.maxBindGroups) bind groups")
+      }
       try need(.bindGroup, id)
-    case .setVertexBuffer(_, let id):
+    case .setVertexBuffer(let slot, let id):
       try inPass(.render, "setVertexBuffer")
+      guard slot < limits.maxVertexBuffers else {
+        throw fail(
+          .commandValidation, "slot \(slot) exceeds the \(limits.maxVertexBuffers) vertex buffers")
+      }
       try need(.buffer, id)
     case .setIndexBuffer(let id, _):
       try inPass(.render, "setIndexBuffer")
@@ -193,9 +276,13 @@ public struct CommandChecker: Sendable {
       try inPass(.render, "a draw")
       guard pipeline != nil else { throw fail(.resourceNotFound, "draw without a pipeline") }
       try need(.buffer, b)
-    case .dispatch:
+    case .dispatch(let x, let y, let z):
       try inPass(.compute, "a dispatch")
       guard pipeline != nil else { throw fail(.resourceNotFound, "dispatch without a pipeline") }
+      let cap = limits.maxComputeWorkgroupsPerDimension
+      guard x <= cap, y <= cap, z <= cap else {
+        throw fail(.commandValidation, "\(x)×\(y)×\(z) workgroups exceed \(cap) per axis")
+      }
     case .dispatchIndirect(let b, _):
       try inPass(.compute, "a dispatch")
       guard pipeline != nil else { throw fail(.resourceNotFound, "dispatch without a pipeline") }
@@ -212,12 +299,33 @@ public struct CommandChecker: Sendable {
         throw fail(
           .commandValidation, "\(b.count) bytes at \(offset) overflow buffer \(id) of \(size)")
       }
-    case .writeTimeUniform(let id, _, _), .writePointerUniform(let id, _, _),
-      .writeBufferFromWasm(let id, _, _, _):
+      if case .bytes(let b)? = blob, !b.isEmpty {
+        // Written as whole 4-byte words, the tail padded.
+        try access(id, offset: offset, count: (UInt64(b.count) + 3) / 4 * 4, usage: 0x8)
+      }
+    case .writeTimeUniform(let id, let offset, let size):
+      try access(id, offset: offset, count: UInt64(min(size, 16)), usage: 0x8)
+    case .writePointerUniform(let id, let offset, let size):
+      try access(id, offset: offset, count: UInt64(min(Int(size), 48) / 4 * 4), usage: 0x8)
+    case .writeBufferFromWasm(let id, _, _, _):
       try need(.buffer, id)
-    case .copyBufferToBuffer(let s, _, let d, _, _):
-      try need(.buffer, s)
-      try need(.buffer, d)
+    case .copyBufferToBuffer(let s, let so, let d, let dof, let size):
+      guard s != d else { throw fail(.commandValidation, "a copy from buffer \(s) into itself") }
+      try access(s, offset: so, count: UInt64(size), usage: 0x4)
+      try access(d, offset: dof, count: UInt64(size), usage: 0x8)
+    case .setViewport(_, _, _, _, let minDepth, let maxDepth):
+      try inPass(.render, "setViewport")
+      guard minDepth.isFinite, maxDepth.isFinite, 0 <= minDepth, minDepth <= maxDepth,
+        maxDepth <= 1
+      else {
+        throw fail(
+          .commandValidation, "depth range \(minDepth)…\(maxDepth) (want 0 ≤ min ≤ max ≤ 1)")
+      }
+    case .setBlendConstant(let r, let g, let b, let a):
+      try inPass(.render, "setBlendConstant")
+      guard [r, g, b, a].allSatisfy(\.isFinite) else {
+        throw fail(.commandValidation, "a blend constant that is not a finite number")
+      }
     case .copyTextureToTexture(let s, let d, _, _):
       if s != Self.canvas { try need(.texture, s) }
       if d != Self.canvas { try need(.texture, d) }
