@@ -92,7 +92,10 @@ if webGPU {
     .target(name: "PngineKitUI", dependencies: ["PngineKit", "PngineWebGPU"]),
     .testTarget(
       name: "PngineWebGPUTests",
-      dependencies: ["PngineWebGPU", "PngineKit", "PngineTestSupport"],
+      dependencies: [
+        "PngineWebGPU", "PngineKit", "PngineTestSupport",
+        .product(name: "WAT", package: "WasmKit"),
+      ],
       exclude: ["References"]
     ),
   ]

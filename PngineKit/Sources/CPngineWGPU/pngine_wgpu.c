@@ -1,12 +1,16 @@
 // See include/pngine_wgpu.h.
 #include "pngine_wgpu.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 // Waiting loops are bounded: a callback that never fires (a lost device) ends the wait
-// instead of hanging the caller.
+// instead of hanging the caller. What a callback writes therefore never lives on the
+// waiter's stack: each wait's state is on the heap with two references, the waiter's and
+// the callback's, and the last to let go frees it. A callback that comes after its waiter
+// gave up writes into memory still alive, and releases what it was handed.
 #define PG_MAX_SPINS 100000
 
 struct pg_gpu {
@@ -15,9 +19,11 @@ struct pg_gpu {
   WGPUAdapter adapter;
   WGPUDevice device;
   WGPUQueue queue;
-  int lost;
+  // Set by callbacks (on any thread for a spontaneous loss), read by the owner: the message
+  // is written before the flag is set (release), read after the flag is seen (acquire).
+  atomic_int lost;
   char lost_message[1024];
-  int uncaptured_type;
+  atomic_int uncaptured_type;
   char uncaptured_message[4096];
 };
 
@@ -29,31 +35,58 @@ static void copy_view(char *out, size_t cap, WGPUStringView view) {
   out[n] = 0;
 }
 
+// The state one wait shares with its callback. `refs` starts at 2; `pg_wait_release` frees
+// it at 0. `done` is set (release) after the results are written.
 typedef struct {
-  int done;
+  atomic_int refs;
+  atomic_int done;
   int ok;
+  int type;
   void *handle;
-  char message[1024];
-} pg_request;
+  char message[4096];
+} pg_wait;
+
+static pg_wait *pg_wait_new(void) {
+  pg_wait *w = calloc(1, sizeof *w);
+  if (w) atomic_init(&w->refs, 2);
+  return w;
+}
+
+// Lets go of one reference; returns 1 when it was the last (the state is freed).
+static int pg_wait_release(pg_wait *w) {
+  if (atomic_fetch_sub_explicit(&w->refs, 1, memory_order_acq_rel) == 1) {
+    free(w);
+    return 1;
+  }
+  return 0;
+}
+
+// Publishes the results and lets go of the callback's reference; returns 1 when the waiter
+// had given up already (nobody will read them).
+static int pg_wait_finish(pg_wait *w) {
+  atomic_store_explicit(&w->done, 1, memory_order_release);
+  return pg_wait_release(w);
+}
 
 static void on_adapter(WGPURequestAdapterStatus status, WGPUAdapter adapter, WGPUStringView message,
                        void *u1, void *u2) {
   (void)u2;
-  pg_request *r = u1;
-  r->done = 1;
-  r->ok = status == WGPURequestAdapterStatus_Success;
-  r->handle = adapter;
-  copy_view(r->message, sizeof r->message, message);
+  pg_wait *w = u1;
+  w->ok = status == WGPURequestAdapterStatus_Success;
+  w->handle = adapter;
+  copy_view(w->message, sizeof w->message, message);
+  // A waiter that gave up takes nothing: the adapter is let go here.
+  if (pg_wait_finish(w) && adapter) wgpuAdapterRelease(adapter);
 }
 
 static void on_device(WGPURequestDeviceStatus status, WGPUDevice device, WGPUStringView message,
                       void *u1, void *u2) {
   (void)u2;
-  pg_request *r = u1;
-  r->done = 1;
-  r->ok = status == WGPURequestDeviceStatus_Success;
-  r->handle = device;
-  copy_view(r->message, sizeof r->message, message);
+  pg_wait *w = u1;
+  w->ok = status == WGPURequestDeviceStatus_Success;
+  w->handle = device;
+  copy_view(w->message, sizeof w->message, message);
+  if (pg_wait_finish(w) && device) wgpuDeviceRelease(device);
 }
 
 static void on_lost(WGPUDevice const *device, WGPUDeviceLostReason reason, WGPUStringView message,
@@ -63,11 +96,12 @@ static void on_lost(WGPUDevice const *device, WGPUDeviceLostReason reason, WGPUS
   pg_gpu *gpu = u1;
   // Released on purpose when the context is freed: not a loss anyone should hear of.
   if (reason == WGPUDeviceLostReason_CallbackCancelled) return;
-  gpu->lost = 1;
+  if (atomic_load_explicit(&gpu->lost, memory_order_acquire)) return;  // keep the first
   char text[900];
   copy_view(text, sizeof text, message);
   snprintf(gpu->lost_message, sizeof gpu->lost_message, "%s (reason %d)",
            text[0] ? text : "device lost", (int)reason);
+  atomic_store_explicit(&gpu->lost, 1, memory_order_release);
 }
 
 static void on_uncaptured(WGPUDevice const *device, WGPUErrorType type, WGPUStringView message,
@@ -75,39 +109,55 @@ static void on_uncaptured(WGPUDevice const *device, WGPUErrorType type, WGPUStri
   (void)device;
   (void)u2;
   pg_gpu *gpu = u1;
-  if (gpu->uncaptured_type != 0) return;  // keep the first
-  gpu->uncaptured_type = (int)type;
+  if (atomic_load_explicit(&gpu->uncaptured_type, memory_order_acquire) != 0) return;  // the first
   copy_view(gpu->uncaptured_message, sizeof gpu->uncaptured_message, message);
+  atomic_store_explicit(&gpu->uncaptured_type, type == 0 ? (int)WGPUErrorType_Unknown : (int)type,
+                        memory_order_release);
 }
 
 // Waits for a callback: a few non-blocking polls first (an error scope's answer needs no GPU
 // work to finish), then polls that block until the queue's work is done (a mapping does).
-static void spin(pg_gpu *gpu, int *done) {
-  for (int i = 0; i < PG_MAX_SPINS && !*done; i++) {
+static int is_done(pg_wait *w) { return atomic_load_explicit(&w->done, memory_order_acquire); }
+
+static void spin(pg_gpu *gpu, pg_wait *w) {
+  for (int i = 0; i < PG_MAX_SPINS && !is_done(w); i++) {
     wgpuInstanceProcessEvents(gpu->instance);
-    if (!*done && gpu->device) wgpuDevicePoll(gpu->device, i >= 4, NULL);
+    if (!is_done(w) && gpu->device) wgpuDevicePoll(gpu->device, i >= 4, NULL);
   }
 }
 
 // The adapter (compatible with `gpu->surface` when there is one) and the device, on an
 // instance already made; 0 on success, else a message in `err` (the caller frees `gpu`).
 static int open_device(pg_gpu *gpu, char *err, size_t cap) {
-  pg_request r = {0};
+  pg_wait *r = pg_wait_new();
+  if (!r) {
+    snprintf(err, cap, "out of memory");
+    return -1;
+  }
   WGPURequestAdapterOptions options = WGPU_REQUEST_ADAPTER_OPTIONS_INIT;
   options.powerPreference = WGPUPowerPreference_LowPower;
   options.compatibleSurface = gpu->surface;
   WGPURequestAdapterCallbackInfo ainfo = WGPU_REQUEST_ADAPTER_CALLBACK_INFO_INIT;
   ainfo.mode = WGPUCallbackMode_AllowProcessEvents;
   ainfo.callback = on_adapter;
-  ainfo.userdata1 = &r;
+  ainfo.userdata1 = r;
   wgpuInstanceRequestAdapter(gpu->instance, &options, ainfo);
-  spin(gpu, &r.done);
-  if (!r.ok || !r.handle) {
-    snprintf(err, cap, "no WebGPU adapter: %s", r.message[0] ? r.message : "none found");
+  spin(gpu, r);
+  int adapter_ok = is_done(r) && r->ok && r->handle;
+  if (!adapter_ok) {
+    snprintf(err, cap, "no WebGPU adapter: %s",
+             is_done(r) && r->message[0] ? r->message : "none found");
+    if (is_done(r) && r->handle) wgpuAdapterRelease(r->handle);
+    pg_wait_release(r);
     return -1;
   }
-  gpu->adapter = r.handle;
-  pg_request d = {0};
+  gpu->adapter = r->handle;
+  pg_wait_release(r);
+  pg_wait *d = pg_wait_new();
+  if (!d) {
+    snprintf(err, cap, "out of memory");
+    return -1;
+  }
   WGPUDeviceDescriptor desc = WGPU_DEVICE_DESCRIPTOR_INIT;
   desc.deviceLostCallbackInfo.mode = WGPUCallbackMode_AllowSpontaneous;
   desc.deviceLostCallbackInfo.callback = on_lost;
@@ -117,14 +167,18 @@ static int open_device(pg_gpu *gpu, char *err, size_t cap) {
   WGPURequestDeviceCallbackInfo dinfo = WGPU_REQUEST_DEVICE_CALLBACK_INFO_INIT;
   dinfo.mode = WGPUCallbackMode_AllowProcessEvents;
   dinfo.callback = on_device;
-  dinfo.userdata1 = &d;
+  dinfo.userdata1 = d;
   wgpuAdapterRequestDevice(gpu->adapter, &desc, dinfo);
-  spin(gpu, &d.done);
-  if (!d.ok || !d.handle) {
-    snprintf(err, cap, "no WebGPU device: %s", d.message[0] ? d.message : "request failed");
+  spin(gpu, d);
+  if (!(is_done(d) && d->ok && d->handle)) {
+    snprintf(err, cap, "no WebGPU device: %s",
+             is_done(d) && d->message[0] ? d->message : "request failed");
+    if (is_done(d) && d->handle) wgpuDeviceRelease(d->handle);
+    pg_wait_release(d);
     return -1;
   }
-  gpu->device = d.handle;
+  gpu->device = d->handle;
+  pg_wait_release(d);
   gpu->queue = wgpuDeviceGetQueue(gpu->device);
   return 0;
 }
@@ -266,46 +320,55 @@ void pg_gpu_push_scope(pg_gpu *gpu) {
   wgpuDevicePushErrorScope(gpu->device, WGPUErrorFilter_Validation);
 }
 
-typedef struct {
-  int done;
-  int type;
-  char message[4096];
-} pg_scope;
-
 static void on_pop(WGPUPopErrorScopeStatus status, WGPUErrorType type, WGPUStringView message,
                    void *u1, void *u2) {
   (void)u2;
-  pg_scope *s = u1;
-  s->done = 1;
+  pg_wait *w = u1;
   if (status != WGPUPopErrorScopeStatus_Success) {
-    s->type = (int)WGPUErrorType_Unknown;
-    copy_view(s->message, sizeof s->message, message);
-    return;
+    w->type = (int)WGPUErrorType_Unknown;
+  } else {
+    w->type = type == WGPUErrorType_NoError ? 0 : (int)type;
   }
-  s->type = type == WGPUErrorType_NoError ? 0 : (int)type;
-  copy_view(s->message, sizeof s->message, message);
+  copy_view(w->message, sizeof w->message, message);
+  (void)pg_wait_finish(w);
 }
 
-static int pop_one(pg_gpu *gpu, pg_scope *s) {
+// Pops one scope: its error type (0 none), its message in `out`. No answer counts as an
+// error of unknown type.
+static int pop_one(pg_gpu *gpu, char *out, size_t cap) {
+  pg_wait *w = pg_wait_new();
+  if (!w) {
+    snprintf(out, cap, "out of memory");
+    return (int)WGPUErrorType_Unknown;
+  }
   WGPUPopErrorScopeCallbackInfo info = WGPU_POP_ERROR_SCOPE_CALLBACK_INFO_INIT;
   info.mode = WGPUCallbackMode_AllowProcessEvents;
   info.callback = on_pop;
-  info.userdata1 = s;
+  info.userdata1 = w;
   wgpuDevicePopErrorScope(gpu->device, info);
-  spin(gpu, &s->done);
-  return s->done ? s->type : (int)WGPUErrorType_Unknown;
+  spin(gpu, w);
+  int type;
+  if (is_done(w)) {
+    type = w->type;
+    snprintf(out, cap, "%s", w->message);
+  } else {
+    type = (int)WGPUErrorType_Unknown;
+    snprintf(out, cap, "the error scope gave no answer");
+  }
+  pg_wait_release(w);
+  return type;
 }
 
 int pg_gpu_pop_scope(pg_gpu *gpu, char *out, size_t cap) {
-  pg_scope validation = {0}, memory = {0};
-  int v = pop_one(gpu, &validation);
-  int m = pop_one(gpu, &memory);
+  char validation[4096], memory[4096];
+  int v = pop_one(gpu, validation, sizeof validation);
+  int m = pop_one(gpu, memory, sizeof memory);
   if (v) {
-    snprintf(out, cap, "%s", validation.message);
+    snprintf(out, cap, "%s", validation);
     return v;
   }
   if (m) {
-    snprintf(out, cap, "%s", memory.message);
+    snprintf(out, cap, "%s", memory);
     return m;
   }
   if (cap) out[0] = 0;
@@ -313,16 +376,17 @@ int pg_gpu_pop_scope(pg_gpu *gpu, char *out, size_t cap) {
 }
 
 int pg_gpu_is_lost(pg_gpu *gpu, char *out, size_t cap) {
-  if (!gpu->lost) return 0;
+  if (!atomic_load_explicit(&gpu->lost, memory_order_acquire)) return 0;
   snprintf(out, cap, "%s", gpu->lost_message);
   return 1;
 }
 
 int pg_gpu_take_uncaptured(pg_gpu *gpu, char *out, size_t cap) {
-  int type = gpu->uncaptured_type;
-  if (type) snprintf(out, cap, "%s", gpu->uncaptured_message);
-  gpu->uncaptured_type = 0;
+  int type = atomic_load_explicit(&gpu->uncaptured_type, memory_order_acquire);
+  if (!type) return 0;
+  snprintf(out, cap, "%s", gpu->uncaptured_message);
   gpu->uncaptured_message[0] = 0;
+  atomic_store_explicit(&gpu->uncaptured_type, 0, memory_order_release);
   return type;
 }
 
@@ -333,34 +397,41 @@ void pg_gpu_destroy_device(pg_gpu *gpu) {
 
 void pg_gpu_wait(pg_gpu *gpu) { wgpuDevicePoll(gpu->device, 1, NULL); }
 
-typedef struct {
-  int done;
-  int ok;
-  char message[512];
-} pg_map;
-
 static void on_map(WGPUMapAsyncStatus status, WGPUStringView message, void *u1, void *u2) {
   (void)u2;
-  pg_map *m = u1;
-  m->done = 1;
-  m->ok = status == WGPUMapAsyncStatus_Success;
-  copy_view(m->message, sizeof m->message, message);
+  pg_wait *w = u1;
+  w->ok = status == WGPUMapAsyncStatus_Success;
+  copy_view(w->message, sizeof w->message, message);
+  (void)pg_wait_finish(w);
+}
+
+// Maps `size` bytes of `buffer` for reading and waits; 0 when mapped, else a message in
+// `err` (nothing is mapped then).
+static int map_read(pg_gpu *gpu, WGPUBuffer buffer, size_t size, char *err, size_t cap) {
+  pg_wait *w = pg_wait_new();
+  if (!w) {
+    snprintf(err, cap, "out of memory");
+    return -1;
+  }
+  WGPUBufferMapCallbackInfo info = WGPU_BUFFER_MAP_CALLBACK_INFO_INIT;
+  info.mode = WGPUCallbackMode_AllowProcessEvents;
+  info.callback = on_map;
+  info.userdata1 = w;
+  wgpuBufferMapAsync(buffer, WGPUMapMode_Read, 0, size, info);
+  spin(gpu, w);
+  int done = is_done(w);
+  int ok = done && w->ok;
+  if (!ok) {
+    snprintf(err, cap, "mapping the read-back buffer failed: %s",
+             done && w->message[0] ? w->message : (done ? "error" : "no answer"));
+  }
+  pg_wait_release(w);
+  return ok ? 0 : -1;
 }
 
 int pg_gpu_read_buffer(pg_gpu *gpu, WGPUBuffer buffer, size_t size, void *out, char *err,
                        size_t cap) {
-  pg_map m = {0};
-  WGPUBufferMapCallbackInfo info = WGPU_BUFFER_MAP_CALLBACK_INFO_INIT;
-  info.mode = WGPUCallbackMode_AllowProcessEvents;
-  info.callback = on_map;
-  info.userdata1 = &m;
-  wgpuBufferMapAsync(buffer, WGPUMapMode_Read, 0, size, info);
-  spin(gpu, &m.done);
-  if (!m.done || !m.ok) {
-    snprintf(err, cap, "mapping the read-back buffer failed: %s",
-             m.message[0] ? m.message : (m.done ? "error" : "no answer"));
-    return -1;
-  }
+  if (map_read(gpu, buffer, size, err, cap) != 0) return -1;
   const void *data = wgpuBufferGetConstMappedRange(buffer, 0, size);
   if (!data) {
     wgpuBufferUnmap(buffer);
@@ -375,18 +446,7 @@ int pg_gpu_read_buffer(pg_gpu *gpu, WGPUBuffer buffer, size_t size, void *out, c
 int pg_gpu_read_rows(pg_gpu *gpu, WGPUBuffer buffer, size_t padded_row, size_t row,
                      size_t height, void *out, char *err, size_t cap) {
   size_t size = padded_row * height;
-  pg_map m = {0};
-  WGPUBufferMapCallbackInfo info = WGPU_BUFFER_MAP_CALLBACK_INFO_INIT;
-  info.mode = WGPUCallbackMode_AllowProcessEvents;
-  info.callback = on_map;
-  info.userdata1 = &m;
-  wgpuBufferMapAsync(buffer, WGPUMapMode_Read, 0, size, info);
-  spin(gpu, &m.done);
-  if (!m.done || !m.ok) {
-    snprintf(err, cap, "mapping the read-back buffer failed: %s",
-             m.message[0] ? m.message : (m.done ? "error" : "no answer"));
-    return -1;
-  }
+  if (map_read(gpu, buffer, size, err, cap) != 0) return -1;
   const unsigned char *data = wgpuBufferGetConstMappedRange(buffer, 0, size);
   if (!data) {
     wgpuBufferUnmap(buffer);
@@ -399,8 +459,17 @@ int pg_gpu_read_rows(pg_gpu *gpu, WGPUBuffer buffer, size_t padded_row, size_t r
   return 0;
 }
 
-int pg_gpu_lost_flag(pg_gpu *gpu) { return gpu->lost; }
-int pg_gpu_uncaptured_flag(pg_gpu *gpu) { return gpu->uncaptured_type != 0; }
+int pg_gpu_lost_flag(pg_gpu *gpu) {
+  return atomic_load_explicit(&gpu->lost, memory_order_acquire);
+}
+int pg_gpu_uncaptured_flag(pg_gpu *gpu) {
+  return atomic_load_explicit(&gpu->uncaptured_type, memory_order_acquire) != 0;
+}
+
+int pg_gpu_refresh_lost(pg_gpu *gpu) {
+  wgpuInstanceProcessEvents(gpu->instance);
+  return pg_gpu_lost_flag(gpu);
+}
 
 WGPUShaderModule pg_gpu_create_wgsl(pg_gpu *gpu, const char *code, size_t length) {
   WGPUShaderSourceWGSL source = WGPU_SHADER_SOURCE_WGSL_INIT;

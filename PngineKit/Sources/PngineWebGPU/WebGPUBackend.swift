@@ -20,6 +20,34 @@ import PngineKit
 ///
 /// Not `Sendable`: wgpu handles are not thread-safe by contract, so the backend and all its
 /// handles stay with the one thread (or lock, or actor) that owns it.
+///
+/// ## What aborts wgpu-native, and what guards it
+///
+/// A PNG is untrusted input, and wgpu-native answers some bad values by aborting the process
+/// (a Rust panic) rather than with an error a scope could catch. Each such route is closed
+/// before the call:
+/// - **A null handle** where one is wanted (`expect("invalid …")` in wgpu-native): every
+///   object is looked up through `handle(_:_:_:_:call:)`, which throws
+///   ``PngineError/Code/resourceNotFound`` instead; a bind group's layout (explicit or taken
+///   from a pipeline) is required the same way.
+/// - **Unknown flag bits or enum values** (buffer and texture usages, shader-stage visibility,
+///   colour write masks, formats, dimensions): ``CommandChecker`` refuses them against
+///   WebGPU's sets (``GPUValueRules``); names map through `WGPUNames`, which throws on an
+///   unknown one.
+/// - **Shader text** that is not UTF-8, or whose error the compiler cannot format (multi-byte
+///   characters in code), or nests deep enough to exhaust its stack: ``ShaderSource`` refuses
+///   it, and blanks non-ASCII characters in comments.
+/// - **Queue writes** (`wgpuQueueWriteBuffer`) outside the buffer, unaligned, or into a buffer
+///   without COPY_DST: refused by the checker.
+/// - **A submit** (`wgpuQueueSubmit`) of a command buffer wgpu rejected, or on a lost device:
+///   the frame's error scope is popped first (a rejected buffer is never submitted), and the
+///   device's loss is asked right before, callbacks delivered (`pg_gpu_refresh_lost`); the
+///   read-back's submit too.
+/// - **Surface configuration** a window no longer supports: its capabilities are asked first.
+/// - **Sizes and counts** past the device's limits and the animation's GPU memory budget:
+///   ``GPULimits``.
+/// An object WebGPU rejected is released at once and its id stays undefined for the checker
+/// too, so no later command can reach it.
 public final class WebGPUBackend: GPUBackend {
   /// The offscreen canvas format: `rgba8unorm`, read back as is.
   public static let canvasFormatName = "rgba8unorm"
@@ -54,7 +82,7 @@ public final class WebGPUBackend: GPUBackend {
   private var canvasSized: [UInt16: WGPUTextureDescriptor] = [:]
   private var viewSources: [UInt16: UInt16] = [:]
 
-  private var checker = CommandChecker()
+  private var checker: CommandChecker
   private var buffers: [UInt16: WGPUBuffer] = [:]
   private var textures:
     [UInt16: (texture: WGPUTexture, view: WGPUTextureView, format: WGPUTextureFormat)] = [:]
@@ -79,8 +107,10 @@ public final class WebGPUBackend: GPUBackend {
 
   /// Opens the default adapter (low power) and a device, and makes the canvas.
   /// - Throws: ``PngineError/Code/gpuUnavailable`` without an adapter or device.
-  public init(width: UInt32, height: UInt32) throws(PngineError) {
+  /// - Parameter limits: what every command is checked against first (see ``GPULimits``).
+  public init(width: UInt32, height: UInt32, limits: GPULimits = GPULimits()) throws(PngineError) {
     try Self.checkSize(width, height, at: .init())
+    checker = CommandChecker(limits: limits, canvasWidth: width, canvasHeight: height)
     var message = [CChar](repeating: 0, count: 1024)
     guard let gpu = pg_gpu_create(&message, message.count) else {
       throw PngineError(.gpuUnavailable, text(message))
@@ -118,8 +148,12 @@ public final class WebGPUBackend: GPUBackend {
   /// - Throws: ``PngineError/Code/gpuUnavailable`` without an adapter or device for the
   ///   surface; ``PngineError/Code/surfaceFailed`` when the surface cannot be made or offers
   ///   no format; ``PngineError/Code/invalidArgument`` for a size outside 1…8192.
-  public init(surface source: SurfaceSource, width: UInt32, height: UInt32) throws(PngineError) {
+  /// - Parameter limits: what every command is checked against first (see ``GPULimits``).
+  public init(
+    surface source: SurfaceSource, width: UInt32, height: UInt32, limits: GPULimits = GPULimits()
+  ) throws(PngineError) {
     try Self.checkSize(width, height, at: .init())
+    checker = CommandChecker(limits: limits, canvasWidth: width, canvasHeight: height)
     var message = [CChar](repeating: 0, count: 1024)
     let made: OpaquePointer?
     switch source {
@@ -206,12 +240,20 @@ public final class WebGPUBackend: GPUBackend {
   public func execute(
     _ commands: [DecodedCommand], blobs: [Int: Blob], call: String, inputs: FrameInputs
   ) throws(PngineError) {
-    do {
+    do throws(PngineError) {
       for (index, decoded) in commands.enumerated() {
         try checkLost(decoded.location(call: call))
         let blob = blobs[index]
+        // What the command defines counts only once the GPU made it: on a failure the
+        // checker is as before, so no later command can name an object that does not exist.
+        let before = checker
         try checker.check(decoded, blob: blob, call: call)
-        try apply(decoded, blob: blob, call: call, inputs: inputs)
+        do throws(PngineError) {
+          try apply(decoded, blob: blob, call: call, inputs: inputs)
+        } catch {
+          checker = before
+          throw error
+        }
       }
     } catch {
       abandonFrame()
@@ -224,24 +266,29 @@ public final class WebGPUBackend: GPUBackend {
     }
   }
 
-  private func checkLost(_ at: PngineError.Location) throws(PngineError) {
-    guard pg_gpu_lost_flag(gpu) != 0 else { return }
+  /// Throws ``PngineError/Code/deviceLost`` when the device is gone. `refresh`: deliver
+  /// pending callbacks first (before a submit, which wgpu-native makes fatal on a lost device).
+  private func checkLost(_ at: PngineError.Location, refresh: Bool = false) throws(PngineError) {
+    guard (refresh ? pg_gpu_refresh_lost(gpu) : pg_gpu_lost_flag(gpu)) != 0 else { return }
     var message = [CChar](repeating: 0, count: 1024)
     if pg_gpu_is_lost(gpu, &message, message.count) != 0 {
       throw PngineError(.deviceLost, "the GPU device was lost: \(text(message))", location: at)
     }
   }
 
-  /// Runs `body` inside an error scope and hands what it made to `keep` (an object WebGPU
-  /// rejected is kept too, as WebGPU's invalid objects are, and released with the others);
-  /// a GPU error becomes `code` naming `decoded`.
+  /// Runs `body` inside an error scope and hands what it made to `keep` only when WebGPU
+  /// accepted it; an object WebGPU rejected is released at once and never kept, so that no
+  /// later command can reach it (the checker forgets its id too, see ``execute``). A GPU
+  /// error becomes `code` naming `decoded`; no object at all is
+  /// ``PngineError/Code/gpuValidation``.
   @discardableResult
-  private func scoped<T>(
-    _ decoded: DecodedCommand, call: String, code: PngineError.Code, keep: (T) -> Void = { _ in },
-    make body: () throws(PngineError) -> T
-  ) throws(PngineError) -> T {
+  private func scoped<Handle>(
+    _ decoded: DecodedCommand, call: String, code: PngineError.Code,
+    keep: (Handle) -> Void = { _ in }, release: (Handle) -> Void,
+    make body: () throws(PngineError) -> Handle?
+  ) throws(PngineError) -> Handle {
     pg_gpu_push_scope(gpu)
-    let value: T
+    let value: Handle?
     do {
       value = try body()
     } catch {
@@ -249,12 +296,33 @@ public final class WebGPUBackend: GPUBackend {
       _ = pg_gpu_pop_scope(gpu, &sink, sink.count)
       throw error
     }
-    keep(value)
     var message = [CChar](repeating: 0, count: 8192)
     if pg_gpu_pop_scope(gpu, &message, message.count) != 0 {
+      if let value { release(value) }
       try checkLost(decoded.location(call: call))
       throw PngineError(
         code, "\(decoded.command): \(text(message))", location: decoded.location(call: call))
+    }
+    guard let value else {
+      try checkLost(decoded.location(call: call))
+      throw PngineError(
+        .gpuValidation, "\(decoded.command): wgpu made no object",
+        location: decoded.location(call: call))
+    }
+    keep(value)
+    return value
+  }
+
+  /// The handle of `id` in `table`, or ``PngineError/Code/resourceNotFound``: wgpu-native
+  /// aborts on a null handle where it wants one, so none is ever passed.
+  private func handle<Handle>(
+    _ table: [UInt16: Handle], _ id: UInt16, _ kind: ResourceKind, _ decoded: DecodedCommand,
+    call: String
+  ) throws(PngineError) -> Handle {
+    guard let value = table[id] else {
+      throw PngineError(
+        .resourceNotFound, "\(decoded.command): \(kind) \(id) has no GPU object",
+        location: decoded.location(call: call))
     }
     return value
   }
@@ -313,6 +381,7 @@ public final class WebGPUBackend: GPUBackend {
       d.usage = usage == 0 ? WGPUBufferUsage_CopyDst : WGPUBufferUsage(usage)
       try scoped(
         decoded, call: call, code: .gpuValidation, keep: { buffers[id] = $0 },
+        release: { wgpuBufferRelease($0) },
         make: {
           wgpuDeviceCreateBuffer(device, &d)
         })
@@ -332,17 +401,19 @@ public final class WebGPUBackend: GPUBackend {
         try t.format.flatMap(TextureFormatCode.name).map(WGPUNames.textureFormat) ?? canvasFormat
       d.usage = WGPUTextureUsage(t.usage)
       let format = d.format
-      if t.width == nil || t.height == nil { canvasSized[id] = d }
-      let keep = { (texture: WGPUTexture?) in
-        if let texture, let view = wgpuTextureCreateView(texture, nil) {
-          self.textures[id] = (texture, view, format)
-        }
-      }
-      try scoped(
-        decoded, call: call, code: .gpuValidation, keep: keep,
+      let texture = try scoped(
+        decoded, call: call, code: .gpuValidation, release: { wgpuTextureRelease($0) },
         make: {
           wgpuDeviceCreateTexture(device, &d)
         })
+      guard let view = wgpuTextureCreateView(texture, nil) else {
+        wgpuTextureRelease(texture)
+        throw PngineError(
+          .gpuValidation, "\(decoded.command): no view of the texture",
+          location: decoded.location(call: call))
+      }
+      textures[id] = (texture, view, format)
+      if t.width == nil || t.height == nil { canvasSized[id] = d }
     case .createSampler(let id, _):
       guard samplers[id] == nil else { return }
       let s = try SamplerDescriptor(decoding: bytes(blob))
@@ -363,14 +434,24 @@ public final class WebGPUBackend: GPUBackend {
       d.maxAnisotropy = s.maxAnisotropy
       try scoped(
         decoded, call: call, code: .gpuValidation, keep: { samplers[id] = $0 },
+        release: { wgpuSamplerRelease($0) },
         make: {
           wgpuDeviceCreateSampler(device, &d)
         })
     case .createShader(let id, _):
       guard shaders[id] == nil else { return }
-      let code = bytes(blob)
+      // Checked already (CommandChecker): this is the text as it may be compiled.
+      let code: [UInt8]
+      switch ShaderSource.prepare(bytes(blob), limits: checker.limits) {
+      case .success(let prepared): code = prepared
+      case .failure(let refusal):
+        throw PngineError(
+          .shaderCompile, "\(decoded.command): refused before compiling: \(refusal)",
+          location: decoded.location(call: call))
+      }
       try scoped(
         decoded, call: call, code: .shaderCompile, keep: { shaders[id] = $0 },
+        release: { wgpuShaderModuleRelease($0) },
         make: {
           code.withUnsafeBufferPointer { p in
             p.withMemoryRebound(to: CChar.self) { c in
@@ -383,45 +464,61 @@ public final class WebGPUBackend: GPUBackend {
       let d = try RenderPipelineDescriptor(decoding: bytes(blob))
       try scoped(
         decoded, call: call, code: .pipelineCreate, keep: { renderPipelines[id] = $0 },
+        release: { wgpuRenderPipelineRelease($0) },
         make: {
           () throws(PngineError) -> WGPURenderPipeline? in
           let arena = Arena()
-          var descriptor = try renderPipelineDescriptor(d, arena: arena)
-          return wgpuDeviceCreateRenderPipeline(device, &descriptor)
+          var descriptor = try renderPipelineDescriptor(d, arena: arena, decoded, call: call)
+          return withExtendedLifetime(arena) {
+            wgpuDeviceCreateRenderPipeline(device, &descriptor)
+          }
         })
     case .createComputePipeline(let id, _):
       guard computePipelines[id] == nil else { return }
       let c = try ComputePipelineDescriptor(decoding: bytes(blob))
+      let layout = try c.layout.map { (l) throws(PngineError) in
+        try handle(pipelineLayouts, l, .pipelineLayout, decoded, call: call)
+      }
+      let module = try handle(shaders, c.shader, .shader, decoded, call: call)
       try scoped(
         decoded, call: call, code: .pipelineCreate, keep: { computePipelines[id] = $0 },
+        release: { wgpuComputePipelineRelease($0) },
         make: {
           let arena = Arena()
           var d = pg_compute_pipeline_descriptor_init()
-          d.layout = c.layout.flatMap { pipelineLayouts[$0] }
-          d.compute.module = shaders[c.shader]
+          d.layout = layout
+          d.compute.module = module
           d.compute.entryPoint = arena.string(c.entryPoint)
-          return wgpuDeviceCreateComputePipeline(device, &d)
+          return withExtendedLifetime(arena) { wgpuDeviceCreateComputePipeline(device, &d) }
         })
     case .createBindGroup(let id, let layoutId, _):
       guard bindGroups[id] == nil else { return }
       let d = try BindGroupDescriptor(decoding: bytes(blob))
-      let layout = bindGroupLayout(layoutId, group: d.group)
+      let layout = try bindGroupLayout(layoutId, group: d.group, decoded, call: call)
+      defer { layout.release() }
+      let entries = try bindGroupEntries(d, decoded, call: call)
       try scoped(
         decoded, call: call, code: .gpuValidation, keep: { bindGroups[id] = $0 },
+        release: { wgpuBindGroupRelease($0) },
         make: {
-          makeBindGroup(d, layout: layout)
+          makeBindGroup(entries, layout: layout.handle)
         })
       bindGroupRecipes[id] = (layoutId, d)
     case .createTextureView(let id, let texture, _):
-      guard textureViews[id] == nil, let t = textures[texture] else { return }
+      guard textureViews[id] == nil else { return }
+      let t = try handle(textures, texture, .texture, decoded, call: call)
       // Upstream's view descriptor (TLV 0x09) is not decoded yet: a default view.
-      textureViews[id] = wgpuTextureCreateView(t.texture, nil)
+      try scoped(
+        decoded, call: call, code: .gpuValidation, keep: { textureViews[id] = $0 },
+        release: { wgpuTextureViewRelease($0) },
+        make: { wgpuTextureCreateView(t.texture, nil) })
       viewSources[id] = texture
     case .createBindGroupLayout(let id, _):
       guard bindGroupLayouts[id] == nil else { return }
       let d = try BindGroupLayoutDescriptor(decoding: bytes(blob))
       try scoped(
         decoded, call: call, code: .gpuValidation, keep: { bindGroupLayouts[id] = $0 },
+        release: { wgpuBindGroupLayoutRelease($0) },
         make: {
           () throws(PngineError) -> WGPUBindGroupLayout? in
           let arena = Arena()
@@ -430,20 +527,24 @@ public final class WebGPUBackend: GPUBackend {
           for e in d.entries { entries.append(try layoutEntry(e)) }
           layout.entryCount = entries.count
           layout.entries = UnsafePointer(arena.array(entries))
-          return wgpuDeviceCreateBindGroupLayout(device, &layout)
+          return withExtendedLifetime(arena) { wgpuDeviceCreateBindGroupLayout(device, &layout) }
         })
     case .createPipelineLayout(let id, _):
       guard pipelineLayouts[id] == nil else { return }
       let d = try PipelineLayoutDescriptor(decoding: bytes(blob))
+      var layouts: [WGPUBindGroupLayout?] = []
+      for l in d.bindGroupLayouts {
+        layouts.append(try handle(bindGroupLayouts, l, .bindGroupLayout, decoded, call: call))
+      }
       try scoped(
         decoded, call: call, code: .gpuValidation, keep: { pipelineLayouts[id] = $0 },
+        release: { wgpuPipelineLayoutRelease($0) },
         make: {
           let arena = Arena()
           var layout = pg_pipeline_layout_descriptor_init()
-          let layouts: [WGPUBindGroupLayout?] = d.bindGroupLayouts.map { bindGroupLayouts[$0] }
           layout.bindGroupLayoutCount = layouts.count
           layout.bindGroupLayouts = UnsafePointer(arena.array(layouts))
-          return wgpuDeviceCreatePipelineLayout(device, &layout)
+          return withExtendedLifetime(arena) { wgpuDeviceCreatePipelineLayout(device, &layout) }
         })
     case .createQuerySet, .createImageBitmap, .createRenderBundle:
       throw PngineError(
@@ -457,7 +558,8 @@ public final class WebGPUBackend: GPUBackend {
         var a = pg_render_pass_color_attachment_init()
         a.view =
           c.texture == CommandChecker.canvas
-          ? try canvasTarget(decoded, call: call).view : textures[c.texture]?.view
+          ? try canvasTarget(decoded, call: call).view
+          : try handle(textures, c.texture, .texture, decoded, call: call).view
         a.loadOp = c.load == 1 ? WGPULoadOp_Clear : WGPULoadOp_Load
         a.storeOp = c.store == 0 ? WGPUStoreOp_Store : WGPUStoreOp_Discard
         switch c.clear {
@@ -471,14 +573,16 @@ public final class WebGPUBackend: GPUBackend {
         if let r = resolve, r != CommandChecker.none {
           a.resolveTarget =
             r == CommandChecker.canvas
-            ? try canvasTarget(decoded, call: call).view : textures[r]?.view
+            ? try canvasTarget(decoded, call: call).view
+            : try handle(textures, r, .texture, decoded, call: call).view
         }
         attachments.append(a)
       }
       var pass = pg_render_pass_descriptor_init()
       pass.colorAttachmentCount = attachments.count
       pass.colorAttachments = UnsafePointer(arena.array(attachments))
-      if depth != CommandChecker.none, let t = textures[depth] {
+      if depth != CommandChecker.none {
+        let t = try handle(textures, depth, .texture, decoded, call: call)
         var ds = pg_render_pass_depth_stencil_attachment_init()
         ds.view = t.view
         ds.depthLoadOp = (pendingDepthOps?.load ?? 1) == 1 ? WGPULoadOp_Clear : WGPULoadOp_Load
@@ -495,16 +599,18 @@ public final class WebGPUBackend: GPUBackend {
         pendingDepthOps = nil
         pendingDepthClear = nil
       }
-      renderPass = wgpuCommandEncoderBeginRenderPass(enc, &pass)
+      renderPass = withExtendedLifetime(arena) { wgpuCommandEncoderBeginRenderPass(enc, &pass) }
       currentPipeline = nil
     case .beginComputePass:
       computePass = wgpuCommandEncoderBeginComputePass(try encoderForPass(decoded, call: call), nil)
       currentPipeline = nil
     case .setPipeline(let id):
-      if let p = renderPass, let pipeline = renderPipelines[id] {
-        wgpuRenderPassEncoderSetPipeline(p, pipeline)
-      } else if let p = computePass, let pipeline = computePipelines[id] {
-        wgpuComputePassEncoderSetPipeline(p, pipeline)
+      if let p = renderPass {
+        wgpuRenderPassEncoderSetPipeline(
+          p, try handle(renderPipelines, id, .pipeline, decoded, call: call))
+      } else if let p = computePass {
+        wgpuComputePassEncoderSetPipeline(
+          p, try handle(computePipelines, id, .pipeline, decoded, call: call))
       }
       currentPipeline = id
     case .setBindGroup(let slot, let id):
@@ -516,12 +622,14 @@ public final class WebGPUBackend: GPUBackend {
       }
     case .setVertexBuffer(let slot, let id):
       if let p = renderPass {
-        wgpuRenderPassEncoderSetVertexBuffer(p, UInt32(slot), buffers[id], 0, UInt64.max)
+        let buffer = try handle(buffers, id, .buffer, decoded, call: call)
+        wgpuRenderPassEncoderSetVertexBuffer(p, UInt32(slot), buffer, 0, UInt64.max)
       }
     case .setIndexBuffer(let id, let format):
       if let p = renderPass {
         wgpuRenderPassEncoderSetIndexBuffer(
-          p, buffers[id], format == 1 ? WGPUIndexFormat_Uint32 : WGPUIndexFormat_Uint16, 0,
+          p, try handle(buffers, id, .buffer, decoded, call: call),
+          format == 1 ? WGPUIndexFormat_Uint32 : WGPUIndexFormat_Uint16, 0,
           UInt64.max)
       }
     case .draw(let v, let i, let fv, let fi):
@@ -529,14 +637,21 @@ public final class WebGPUBackend: GPUBackend {
     case .drawIndexed(let c, let i, let fi, let bv, let fin):
       if let p = renderPass { wgpuRenderPassEncoderDrawIndexed(p, c, i, fi, bv, fin) }
     case .drawIndirect(let b, let o):
-      if let p = renderPass { wgpuRenderPassEncoderDrawIndirect(p, buffers[b], UInt64(o)) }
+      if let p = renderPass {
+        wgpuRenderPassEncoderDrawIndirect(
+          p, try handle(buffers, b, .buffer, decoded, call: call), UInt64(o))
+      }
     case .drawIndexedIndirect(let b, let o):
-      if let p = renderPass { wgpuRenderPassEncoderDrawIndexedIndirect(p, buffers[b], UInt64(o)) }
+      if let p = renderPass {
+        wgpuRenderPassEncoderDrawIndexedIndirect(
+          p, try handle(buffers, b, .buffer, decoded, call: call), UInt64(o))
+      }
     case .dispatch(let x, let y, let z):
       if let p = computePass { wgpuComputePassEncoderDispatchWorkgroups(p, x, y, z) }
     case .dispatchIndirect(let b, let o):
       if let p = computePass {
-        wgpuComputePassEncoderDispatchWorkgroupsIndirect(p, buffers[b], UInt64(o))
+        wgpuComputePassEncoderDispatchWorkgroupsIndirect(
+          p, try handle(buffers, b, .buffer, decoded, call: call), UInt64(o))
       }
     case .setViewport(let x, let y, let w, let h, let minD, let maxD):
       if let p = renderPass {
@@ -564,7 +679,8 @@ public final class WebGPUBackend: GPUBackend {
       currentPipeline = nil
     case .writeBuffer(let id, let offset, _):
       let data = bytes(blob)
-      guard let buffer = buffers[id], !data.isEmpty else { return }
+      guard !data.isEmpty else { return }
+      let buffer = try handle(buffers, id, .buffer, decoded, call: call)
       // WebGPU writes whole 4-byte words; the tail is padded with zeros.
       let padded =
         data.count % 4 == 0 ? data : data + [UInt8](repeating: 0, count: 4 - data.count % 4)
@@ -572,31 +688,35 @@ public final class WebGPUBackend: GPUBackend {
         wgpuQueueWriteBuffer(queue, buffer, UInt64(offset), $0.baseAddress, $0.count)
       }
     case .writeTimeUniform(let id, let offset, let size):
-      guard let buffer = buffers[id] else { return }
+      let buffer = try handle(buffers, id, .buffer, decoded, call: call)
       let data = inputs.timeUniformBytes(size: Int(size))
       data.withUnsafeBytes {
         wgpuQueueWriteBuffer(queue, buffer, UInt64(offset), $0.baseAddress, $0.count)
       }
     case .writePointerUniform(let id, let offset, let size):
       // Headless: no pointer; upstream's 12 floats of state, all zero.
-      guard let buffer = buffers[id] else { return }
+      let buffer = try handle(buffers, id, .buffer, decoded, call: call)
       let data = [UInt8](repeating: 0, count: min(Int(size), 48) / 4 * 4)
       data.withUnsafeBytes {
         wgpuQueueWriteBuffer(queue, buffer, UInt64(offset), $0.baseAddress, $0.count)
       }
     case .copyBufferToBuffer(let s, let so, let d, let dof, let size):
+      let source = try handle(buffers, s, .buffer, decoded, call: call)
+      let destination = try handle(buffers, d, .buffer, decoded, call: call)
       wgpuCommandEncoderCopyBufferToBuffer(
-        try encoderForPass(decoded, call: call), buffers[s], UInt64(so), buffers[d], UInt64(dof),
+        try encoderForPass(decoded, call: call), source, UInt64(so), destination, UInt64(dof),
         UInt64(size))
     case .copyTextureToTexture(let s, let d, let w, let h):
       var src = pg_texel_copy_texture_info_init()
       src.texture =
         s == CommandChecker.canvas
-        ? try canvasTarget(decoded, call: call).texture : textures[s]?.texture
+        ? try canvasTarget(decoded, call: call).texture
+        : try handle(textures, s, .texture, decoded, call: call).texture
       var dst = pg_texel_copy_texture_info_init()
       dst.texture =
         d == CommandChecker.canvas
-        ? try canvasTarget(decoded, call: call).texture : textures[d]?.texture
+        ? try canvasTarget(decoded, call: call).texture
+        : try handle(textures, d, .texture, decoded, call: call).texture
       var extent = WGPUExtent3D(
         width: w == 0 ? width : UInt32(w), height: h == 0 ? height : UInt32(h),
         depthOrArrayLayers: 1)
@@ -629,10 +749,22 @@ public final class WebGPUBackend: GPUBackend {
         .gpuValidation, "the frame's passes were rejected, not submitted: \(text(message))",
         location: decoded.location(call: call))
     }
+    // wgpu-native aborts on a submit it rejects, a lost device's included: asked just before.
+    guard let commands else {
+      throw PngineError(
+        .gpuValidation, "the frame's encoder gave no command buffer",
+        location: decoded.location(call: call))
+    }
+    do {
+      try checkLost(decoded.location(call: call), refresh: true)
+    } catch {
+      wgpuCommandBufferRelease(commands)
+      throw error
+    }
     pg_gpu_push_scope(gpu)
     var list: [WGPUCommandBuffer?] = [commands]
     wgpuQueueSubmit(queue, 1, &list)
-    if let commands { wgpuCommandBufferRelease(commands) }
+    wgpuCommandBufferRelease(commands)
     if pg_gpu_pop_scope(gpu, &message, message.count) != 0 {
       try checkLost(decoded.location(call: call))
       throw PngineError(
@@ -641,60 +773,121 @@ public final class WebGPUBackend: GPUBackend {
     }
   }
 
+  /// A bind group layout to make a group with; one taken from a pipeline is a new reference,
+  /// released after use (``release()``).
+  private struct LayoutRef {
+    var handle: WGPUBindGroupLayout
+    var owned: Bool
+    func release() { if owned { wgpuBindGroupLayoutRelease(handle) } }
+  }
+
   /// A bind group's layout: an explicit layout (the id carries ``BindGroupDescriptor/layoutTag``)
-  /// or group `group` of a pipeline's automatic one.
-  private func bindGroupLayout(_ layoutId: UInt16, group: UInt32) -> WGPUBindGroupLayout? {
-    layoutId & BindGroupDescriptor.layoutTag != 0
-      ? bindGroupLayouts[layoutId & ~BindGroupDescriptor.layoutTag]
-      : pipelineLayout(of: layoutId, group: group)
+  /// or group `group` of a pipeline's automatic one; nil when there is none (a null layout
+  /// aborts wgpu-native).
+  private func bindGroupLayout(_ layoutId: UInt16, group: UInt32) -> LayoutRef? {
+    if layoutId & BindGroupDescriptor.layoutTag != 0 {
+      return bindGroupLayouts[layoutId & ~BindGroupDescriptor.layoutTag].map {
+        LayoutRef(handle: $0, owned: false)
+      }
+    }
+    return pipelineLayout(of: layoutId, group: group)
   }
 
-  private func pipelineLayout(of pipeline: UInt16, group: UInt32) -> WGPUBindGroupLayout? {
-    if let p = renderPipelines[pipeline] { return wgpuRenderPipelineGetBindGroupLayout(p, group) }
-    if let p = computePipelines[pipeline] { return wgpuComputePipelineGetBindGroupLayout(p, group) }
-    return nil
+  private func bindGroupLayout(
+    _ layoutId: UInt16, group: UInt32, _ decoded: DecodedCommand, call: String
+  ) throws(PngineError) -> LayoutRef {
+    guard group < UInt32(checker.limits.maxBindGroups) else {
+      throw PngineError(
+        .invalidDescriptor,
+        "\(decoded.command): group \(group) exceeds the \(checker.limits.maxBindGroups) bind groups",
+        location: decoded.location(call: call))
+    }
+    guard let layout = bindGroupLayout(layoutId, group: group) else {
+      throw PngineError(
+        .resourceNotFound, "\(decoded.command): no layout for group \(group) of \(layoutId)",
+        location: decoded.location(call: call))
+    }
+    return layout
   }
 
-  private func makeBindGroup(_ d: BindGroupDescriptor, layout: WGPUBindGroupLayout?)
-    -> WGPUBindGroup?
-  {
-    let arena = Arena()
+  private func pipelineLayout(of pipeline: UInt16, group: UInt32) -> LayoutRef? {
+    let made: WGPUBindGroupLayout?
+    if let p = renderPipelines[pipeline] {
+      made = wgpuRenderPipelineGetBindGroupLayout(p, group)
+    } else if let p = computePipelines[pipeline] {
+      made = wgpuComputePipelineGetBindGroupLayout(p, group)
+    } else {
+      made = nil
+    }
+    return made.map { LayoutRef(handle: $0, owned: true) }
+  }
+
+  /// A group's entries with their GPU objects, or nil when one has none.
+  private func bindGroupEntries(_ d: BindGroupDescriptor) -> [WGPUBindGroupEntry]? {
     var entries: [WGPUBindGroupEntry] = []
     for e in d.entries {
       var entry = pg_bind_group_entry_init()
       entry.binding = e.binding
       switch e.kind {
       case .buffer:
-        entry.buffer = buffers[e.resource]
+        guard let buffer = buffers[e.resource] else { return nil }
+        entry.buffer = buffer
         entry.offset = UInt64(e.offset)
         entry.size = e.size == 0 ? UInt64.max : UInt64(e.size)
-      case .texture: entry.textureView = textures[e.resource]?.view
-      case .sampler: entry.sampler = samplers[e.resource]
-      case .textureView: entry.textureView = textureViews[e.resource]
+      case .texture:
+        guard let view = textures[e.resource]?.view else { return nil }
+        entry.textureView = view
+      case .sampler:
+        guard let sampler = samplers[e.resource] else { return nil }
+        entry.sampler = sampler
+      case .textureView:
+        guard let view = textureViews[e.resource] else { return nil }
+        entry.textureView = view
       }
       entries.append(entry)
     }
+    return entries
+  }
+
+  private func bindGroupEntries(_ d: BindGroupDescriptor, _ decoded: DecodedCommand, call: String)
+    throws(PngineError) -> [WGPUBindGroupEntry]
+  {
+    guard let entries = bindGroupEntries(d) else {
+      throw PngineError(
+        .resourceNotFound, "\(decoded.command): an entry names a resource with no GPU object",
+        location: decoded.location(call: call))
+    }
+    return entries
+  }
+
+  private func makeBindGroup(_ entries: [WGPUBindGroupEntry], layout: WGPUBindGroupLayout)
+    -> WGPUBindGroup?
+  {
+    let arena = Arena()
     var descriptor = pg_bind_group_descriptor_init()
     descriptor.layout = layout
     descriptor.entryCount = entries.count
     descriptor.entries = UnsafePointer(arena.array(entries))
-    return wgpuDeviceCreateBindGroup(device, &descriptor)
+    return withExtendedLifetime(arena) { wgpuDeviceCreateBindGroup(device, &descriptor) }
   }
 
   /// The group to bind: an auto-layout group made for another pipeline is rebuilt (once) for
   /// the current one, as upstream's host does.
   private func bindGroup(_ id: UInt16, decoded: DecodedCommand, call: String) throws(PngineError)
-    -> WGPUBindGroup?
+    -> WGPUBindGroup
   {
     guard let recipe = bindGroupRecipes[id], let current = currentPipeline,
       recipe.layout & BindGroupDescriptor.layoutTag == 0, recipe.layout != current
-    else { return bindGroups[id] }
+    else { return try handle(bindGroups, id, .bindGroup, decoded, call: call) }
     let key = UInt32(id) << 16 | UInt32(current)
     if let group = reboundGroups[key] { return group }
-    let layout = pipelineLayout(of: current, group: recipe.descriptor.group)
+    let layout = try bindGroupLayout(current, group: recipe.descriptor.group, decoded, call: call)
+    defer { layout.release() }
+    let entries = try bindGroupEntries(recipe.descriptor, decoded, call: call)
     return try scoped(
       decoded, call: call, code: .gpuValidation, keep: { reboundGroups[key] = $0 },
-      make: { makeBindGroup(recipe.descriptor, layout: layout) })
+      release: { wgpuBindGroupRelease($0) },
+      make: { makeBindGroup(entries, layout: layout.handle) })
   }
 
   private func layoutEntry(_ e: BindGroupLayoutDescriptor.Entry) throws(PngineError)
@@ -746,12 +939,14 @@ public final class WebGPUBackend: GPUBackend {
   }
 
   private func renderPipelineDescriptor(
-    _ d: RenderPipelineDescriptor, arena: Arena
+    _ d: RenderPipelineDescriptor, arena: Arena, _ decoded: DecodedCommand, call: String
   ) throws(PngineError) -> WGPURenderPipelineDescriptor {
     var p = pg_render_pipeline_descriptor_init()
-    p.layout = d.layoutId.flatMap { pipelineLayouts[$0] }
+    if let l = d.layoutId {
+      p.layout = try handle(pipelineLayouts, l, .pipelineLayout, decoded, call: call)
+    }
     let vertexShader = d.vertex.shader ?? 0
-    p.vertex.module = shaders[vertexShader]
+    p.vertex.module = try handle(shaders, vertexShader, .shader, decoded, call: call)
     p.vertex.entryPoint = arena.string(d.vertex.entryPoint)
     var layouts: [WGPUVertexBufferLayout] = []
     for b in d.vertex.buffers ?? [] {
@@ -775,7 +970,7 @@ public final class WebGPUBackend: GPUBackend {
     p.vertex.buffers = UnsafePointer(arena.array(layouts))
     if let f = d.fragment {
       var fragment = pg_fragment_state_init()
-      fragment.module = shaders[f.shader ?? vertexShader]
+      fragment.module = try handle(shaders, f.shader ?? vertexShader, .shader, decoded, call: call)
       fragment.entryPoint = arena.string(f.entryPoint)
       var targets: [WGPUColorTargetState] = []
       let specified =
@@ -987,6 +1182,8 @@ public final class WebGPUBackend: GPUBackend {
     releaseFrameTexture()
     width = newWidth
     height = newHeight
+    checker.canvasWidth = newWidth
+    checker.canvasHeight = newHeight
     try configureSurface(at)
     try remakeCanvasSized(at)
   }
@@ -1021,10 +1218,14 @@ public final class WebGPUBackend: GPUBackend {
         ($0.kind == .texture && remade.contains($0.resource))
           || ($0.kind == .textureView && remadeViews.contains($0.resource))
       }
-      guard uses else { continue }
-      let layout = bindGroupLayout(recipe.layout, group: recipe.descriptor.group)
+      guard uses, let layout = bindGroupLayout(recipe.layout, group: recipe.descriptor.group)
+      else { continue }
+      defer { layout.release() }
+      guard let entries = bindGroupEntries(recipe.descriptor),
+        let group = makeBindGroup(entries, layout: layout.handle)
+      else { continue }
       if let old = bindGroups[id] { wgpuBindGroupRelease(old) }
-      bindGroups[id] = makeBindGroup(recipe.descriptor, layout: layout)
+      bindGroups[id] = group
     }
     if !remade.isEmpty {
       for g in reboundGroups.values { wgpuBindGroupRelease(g) }
@@ -1063,9 +1264,21 @@ public final class WebGPUBackend: GPUBackend {
     wgpuCommandEncoderCopyTextureToBuffer(enc, &source, &destination, &extent)
     let commands = wgpuCommandEncoderFinish(enc, nil)
     wgpuCommandEncoderRelease(enc)
+    guard let commands else {
+      throw PngineError(
+        .renderFailed, "no command buffer to read the canvas back",
+        location: .init(call: "readCanvas"))
+    }
+    // wgpu-native aborts on a submit it rejects, a lost device's included: asked just before.
+    do {
+      try checkLost(PngineError.Location(call: "readCanvas"), refresh: true)
+    } catch {
+      wgpuCommandBufferRelease(commands)
+      throw error
+    }
     var list: [WGPUCommandBuffer?] = [commands]
     wgpuQueueSubmit(queue, 1, &list)
-    if let commands { wgpuCommandBufferRelease(commands) }
+    wgpuCommandBufferRelease(commands)
     let row = Int(width) * 4
     var pixels = [UInt8](repeating: 0, count: row * Int(height))
     var message = [CChar](repeating: 0, count: 1024)

@@ -8,7 +8,8 @@ struct Pngine: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "pngine",
     abstract: "Run PNGine PNGs: inspect, run the embedded executor, verify against the oracle.",
-    subcommands: [Inspect.self, Run.self, Verify.self, Fuzz.self, Bench.self] + renderCommands)
+    subcommands: [Inspect.self, Run.self, Verify.self, Fuzz.self, FuzzStreams.self, Bench.self]
+      + renderCommands)
 }
 
 func readFile(_ path: String) throws -> [UInt8] {

@@ -5,7 +5,7 @@ import PngineKit
 #if canImport(PngineWebGPU)
   import PngineWebGPU
 
-  let renderCommands: [any ParsableCommand.Type] = [Render.self, RenderBench.self]
+  let renderCommands: [any ParsableCommand.Type] = [Render.self, RenderBench.self, FuzzGPU.self]
 
   func parseSize(_ size: String) throws -> (UInt32, UInt32) {
     let parts = size.split(separator: "x").compactMap { UInt32($0) }
@@ -27,6 +27,10 @@ import PngineKit
     @Option(help: "Canvas size WxH.") var size: String = "512x512"
     @Option(name: .shortAndLong, help: "Output folder.") var output: String = "pngine-render"
     @Flag(help: "Do not make an MP4 even when ffmpeg is installed.") var noVideo = false
+    @Flag(
+      help:
+        "Go on after a frame that fails (as an app's display loop does): print its error, render the next; exit 1 if any failed."
+    ) var keepGoing = false
 
     func run() throws {
       let (w, h) = try parseSize(size)
@@ -48,8 +52,18 @@ import PngineKit
       let renderer = try PngineRenderer(png: bytes, width: w, height: h)
       FileHandle.standardError.write(Data("adapter: \(renderer.backend.adapterName)\n".utf8))
       let start = Date()
+      var failed = 0
       for (i, t) in ts.enumerated() {
-        let image = try renderer.render(time: t)
+        let image: RGBAImage
+        do {
+          image = try renderer.render(time: t)
+        } catch {
+          guard keepGoing else { throw error }
+          failed += 1
+          let line = "\nframe \(i) t=\(t): error: \(error)\n"
+          FileHandle.standardError.write(Data(line.utf8))
+          continue
+        }
         let name = String(format: "frame_%05d.png", i)
         try Data(image.pngData()).write(to: folder.appendingPathComponent(name))
         let elapsed = Date().timeIntervalSince(start)
@@ -59,7 +73,8 @@ import PngineKit
         FileHandle.standardError.write(Data(line.utf8))
       }
       FileHandle.standardError.write(Data("\n".utf8))
-      print("\(ts.count) frames in \(folder.path)")
+      print("\(ts.count - failed) frames in \(folder.path)")
+      if failed > 0 { throw ExitCode(1) }
       guard times == nil, !noVideo, ts.count > 1 else { return }
       guard let ffmpeg = findExecutable("ffmpeg") else {
         print("ffmpeg is not installed: no MP4 (the PNG frames are there)")

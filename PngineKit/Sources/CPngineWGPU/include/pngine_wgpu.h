@@ -70,6 +70,9 @@ int pg_gpu_read_rows(pg_gpu *gpu, WGPUBuffer buffer, size_t padded_row, size_t r
 /// Whether the device was lost, or an uncaptured error is waiting (cheap checks).
 int pg_gpu_lost_flag(pg_gpu *gpu);
 int pg_gpu_uncaptured_flag(pg_gpu *gpu);
+// Delivers pending callbacks (a device loss among them), then answers the lost flag: asked
+// right before a call wgpu-native treats as fatal on a lost device (a submit).
+int pg_gpu_refresh_lost(pg_gpu *gpu);
 /// A shader module from WGSL text of `length` bytes.
 WGPUShaderModule pg_gpu_create_wgsl(pg_gpu *gpu, const char *code, size_t length);
 
