@@ -31,11 +31,20 @@ import PngineKit
     @Flag(help: "Run the inputs in this process (what the parent's children do).") var child =
       false
     @Option(help: "Write each crashing input's PNG into this folder.") var crashes: String?
+    @Option(help: "Only write the inputs' PNGs into this folder (to render them elsewhere).")
+    var dump: String?
 
     func run() throws {
       let pngs = try corpusPNGs(corpus)
       guard !pngs.isEmpty else { throw ValidationError("no PNGine PNGs in \(corpus)") }
-      if child {
+      if let dump {
+        try FileManager.default.createDirectory(atPath: dump, withIntermediateDirectories: true)
+        for index in start..<(start + count) {
+          let png = FuzzGPUMutator.input(index: index, seed: seed, pngs: pngs)
+          try Data(png).write(
+            to: URL(fileURLWithPath: dump).appendingPathComponent("input-\(seed)-\(index).png"))
+        }
+      } else if child {
         try runChild(pngs)
       } else {
         try runParent(pngs)

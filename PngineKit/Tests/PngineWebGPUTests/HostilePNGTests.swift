@@ -164,6 +164,39 @@ struct HostilePNGTests {
   }
 }
 
+/// The fuzzer's finds, kept: inputs of `pngine fuzz-gpu --seed 7` that killed `pngine render`
+/// before the GPU checks (SIGABRT in wgpu-native's shader compiler and error formatting, and
+/// two SIGSEGV), each rendered again in a watched child: none may abort.
+@Suite(
+  .enabled(if: renderBinary != nil || requireAllTools, "the pngine executable is not built"),
+  .serialized)
+struct FuzzRegressionTests {
+  /// Seed 7's inputs that aborted (20 of its first 300; 57 and 138 were segmentation faults).
+  static let aborted = [
+    41, 45, 57, 58, 64, 67, 70, 75, 101, 123, 138, 145, 182, 183, 216, 244, 259, 264, 279, 292,
+  ]
+
+  @Test func seedSevensAbortsAreTypedErrorsNow() throws {
+    try requireTool(renderBinary != nil, "the pngine executable")
+    for index in Self.aborted {
+      let process = Process()
+      process.executableURL = renderBinary!
+      process.arguments = [
+        "fuzz-gpu", fixtures.deletingLastPathComponent().path, "--seed", "7", "--start",
+        "\(index)", "--count", "1", "--frames", "4",
+      ]
+      let output = Pipe()
+      process.standardOutput = output
+      process.standardError = FileHandle.nullDevice
+      try process.run()
+      let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+      process.waitUntilExit()
+      #expect(process.terminationStatus == 0, "input \(index): \(text)")
+      #expect(text.contains("0 aborts"), "input \(index): \(text)")
+    }
+  }
+}
+
 /// A PNG whose executor emits hand-written command streams: `initStream` from `init`,
 /// `frameA` from frames before t = 0.5, `frameB` from frames from t = 0.5 on.
 struct HostilePNG {
