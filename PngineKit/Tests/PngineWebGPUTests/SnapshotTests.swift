@@ -14,6 +14,10 @@ struct SnapshotCase: CustomTestStringConvertible, Sendable {
   var times: [Float]
   /// Share of pixels that must match within 2/255 per channel.
   var tolerance: Double = 0.985
+  /// Share of the *drawn* pixels (those that differ from the reference's background in either
+  /// picture) that must match: a picture mostly background (boids' 2048 one-pixel dots) scores
+  /// high on ``tolerance`` even when black, never on this.
+  var contentTolerance: Double = 0.9
   /// Why the tolerance is what it is.
   var why: String =
     "rasterisation only: lavapipe is deterministic, the margin covers another driver's edge pixels"
@@ -29,19 +33,20 @@ let snapshotCases: [SnapshotCase] = [
   // Boids varies with the frame counter: frame 0 runs the once-only init pass and phase 0,
   // later frames alternate the ping-pong phases.
   SnapshotCase(
-    name: "boids-frame0", file: boids, times: [0], tolerance: 0.95,
+    name: "boids-frame0", file: boids, times: [0], tolerance: 0.95, contentTolerance: 0.6,
     why:
       "compute: 2048 one-pixel boids placed by a simulation in f32 (atan2, normalize, sqrt) whose last bits differ between drivers and CPUs; one boid moved by a pixel changes a dozen pixels"
   ),
   SnapshotCase(
-    name: "boids-frame1", file: boids, times: [0, 1.0 / 60], tolerance: 0.95,
+    name: "boids-frame1", file: boids, times: [0, 1.0 / 60], tolerance: 0.95, contentTolerance: 0.6,
     why: "compute, as boids-frame0"),
   SnapshotCase(
     name: "boids-frame2", file: boids, times: [0, 1.0 / 60, 2.0 / 60], tolerance: 0.95,
+    contentTolerance: 0.6,
     why: "compute, as boids-frame0"),
   SnapshotCase(
     name: "boids-frame3", file: boids, times: [0, 1.0 / 60, 2.0 / 60, 3.0 / 60], tolerance: 0.95,
-    why: "compute, as boids-frame0"),
+    contentTolerance: 0.6, why: "compute, as boids-frame0"),
   SnapshotCase(name: "legacy-shader-t0", file: "examples_vite-basic_shader.png", times: [0]),
   SnapshotCase(name: "legacy-triangle-t1", file: "examples_audio-demo_triangle.png", times: [1]),
   SnapshotCase(
@@ -68,12 +73,64 @@ struct SnapshotTests {
     }
     let reference = try RGBAImage(png: [UInt8](try Data(contentsOf: url)))
     let similarity = image.similarity(to: reference)
-    if similarity < c.tolerance {
+    let content = contentSimilarity(image, reference)
+    print(
+      "\(c.name): similarity \(similarity) (tolerance \(c.tolerance)), drawn pixels \(content) (tolerance \(c.contentTolerance))"
+    )
+    if similarity < c.tolerance || content < c.contentTolerance {
       let failed = FileManager.default.temporaryDirectory.appendingPathComponent(
         "\(c.name)-failed.png")
       try? Data(image.pngData()).write(to: failed)
       Issue.record(
-        "\(c.name): similarity \(similarity) < \(c.tolerance) (\(c.why)); drawn: \(failed.path)")
+        "\(c.name): similarity \(similarity) (≥ \(c.tolerance)), drawn pixels \(content) (≥ \(c.contentTolerance)) (\(c.why)); drawn: \(failed.path)"
+      )
+    }
+  }
+
+  /// The tolerances tell a wrong picture from a right one: an empty (transparent), a black and
+  /// a background-only frame fail every reference, and each boids frame fails its neighbours'
+  /// references (the simulation moves between them).
+  @Test func emptyBlackAndNeighbouringFramesFail() throws {
+    func load(_ name: String) throws -> RGBAImage {
+      try RGBAImage(
+        png: [UInt8](try Data(contentsOf: references.appendingPathComponent(name + ".png"))))
+    }
+    for c in snapshotCases {
+      let reference = try load(c.name)
+      let count = reference.width * reference.height
+      let wrong = [
+        (
+          "empty",
+          RGBAImage(
+            width: reference.width, height: reference.height,
+            pixels: .init(repeating: 0, count: count * 4))
+        ),
+        (
+          "black",
+          RGBAImage(
+            width: reference.width, height: reference.height,
+            pixels: ([0, 0, 0, 255] as [UInt8]).repeated(count))
+        ),
+        (
+          "background",
+          RGBAImage(
+            width: reference.width, height: reference.height,
+            pixels: background(reference).repeated(count))
+        ),
+      ]
+      for (what, image) in wrong {
+        let passes =
+          image.similarity(to: reference) >= c.tolerance
+          && contentSimilarity(image, reference) >= c.contentTolerance
+        #expect(!passes, "\(c.name): a \(what) frame passes")
+      }
+    }
+    let boidsCases = snapshotCases.filter { $0.file == boids }
+    for (a, b) in zip(boidsCases, boidsCases.dropFirst()) {
+      let (x, y) = (try load(a.name), try load(b.name))
+      let content = contentSimilarity(x, y)
+      print("\(a.name) vs \(b.name): similarity \(x.similarity(to: y)), drawn pixels \(content)")
+      #expect(content < b.contentTolerance, "\(a.name) passes as \(b.name)")
     }
   }
 
@@ -83,6 +140,46 @@ struct SnapshotTests {
     let names = snapshotCases.map(\.name)
     #expect(Set(files) == Set(names), "references without a case or cases without a reference")
     #expect(Set(names).count == names.count, "duplicate case names")
+  }
+}
+
+/// The most frequent pixel of `image`: its background.
+func background(_ image: RGBAImage) -> [UInt8] {
+  var counts: [UInt32: Int] = [:]
+  for p in stride(from: 0, to: image.pixels.count, by: 4) {
+    let key =
+      UInt32(image.pixels[p]) << 24 | UInt32(image.pixels[p + 1]) << 16
+      | UInt32(image.pixels[p + 2]) << 8 | UInt32(image.pixels[p + 3])
+    counts[key, default: 0] += 1
+  }
+  let key = counts.max { $0.value < $1.value }?.key ?? 0
+  return [UInt8(key >> 24), UInt8(key >> 16 & 0xFF), UInt8(key >> 8 & 0xFF), UInt8(key & 0xFF)]
+}
+
+/// The share of drawn pixels that match within 2/255 per channel, a pixel being drawn when it
+/// differs from the reference's background in either picture (1 when neither draws anything).
+func contentSimilarity(_ image: RGBAImage, _ reference: RGBAImage) -> Double {
+  guard image.width == reference.width, image.height == reference.height else { return 0 }
+  let back = background(reference)
+  func close(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Bool {
+    zip(a, b).allSatisfy { ($0 > $1 ? $0 - $1 : $1 - $0) <= 2 }
+  }
+  var drawn = 0
+  var same = 0
+  for p in stride(from: 0, to: reference.pixels.count, by: 4) {
+    let a = image.pixels[p..<(p + 4)]
+    let b = reference.pixels[p..<(p + 4)]
+    guard !close(a, back[...]) || !close(b, back[...]) else { continue }
+    drawn += 1
+    if close(a, b) { same += 1 }
+  }
+  return drawn == 0 ? 1 : Double(same) / Double(drawn)
+}
+
+extension Array {
+  /// The array repeated `count` times.
+  fileprivate func repeated(_ count: Int) -> [Element] {
+    [[Element]](repeating: self, count: count).flatMap { $0 }
   }
 }
 
