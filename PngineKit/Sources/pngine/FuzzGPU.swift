@@ -31,11 +31,15 @@ import PngineKit
     @Flag(help: "Run the inputs in this process (what the parent's children do).") var child =
       false
     @Option(help: "Write each crashing input's PNG into this folder.") var crashes: String?
+    @Option(
+      help:
+        "Leave out corpus files whose name contains this (e.g. a full-screen shader that takes seconds a frame on a CPU driver)."
+    ) var exclude: [String] = []
     @Option(help: "Only write the inputs' PNGs into this folder (to render them elsewhere).")
     var dump: String?
 
     func run() throws {
-      let pngs = try corpusPNGs(corpus)
+      let pngs = try corpusPNGs(corpus, excluding: exclude)
       guard !pngs.isEmpty else { throw ValidationError("no PNGine PNGs in \(corpus)") }
       if let dump {
         try FileManager.default.createDirectory(atPath: dump, withIntermediateDirectories: true)
@@ -93,10 +97,11 @@ import PngineKit
       while next < end {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        process.arguments = [
-          "fuzz-gpu", corpus, "--child", "--seed", "\(seed)", "--start", "\(next)", "--count",
-          "\(end - next)", "--frames", "\(frames)", "--size", size,
-        ]
+        process.arguments =
+          [
+            "fuzz-gpu", corpus, "--child", "--seed", "\(seed)", "--start", "\(next)", "--count",
+            "\(end - next)", "--frames", "\(frames)", "--size", size,
+          ] + exclude.flatMap { ["--exclude", $0] }
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
@@ -150,12 +155,12 @@ import PngineKit
   }
 
   /// The PNGs of a folder (or of its `pngs/`) that carry a payload.
-  func corpusPNGs(_ folder: String) throws -> [[UInt8]] {
+  func corpusPNGs(_ folder: String, excluding: [String] = []) throws -> [[UInt8]] {
     let fm = FileManager.default
     let directory = fm.fileExists(atPath: folder + "/pngs") ? folder + "/pngs" : folder
     var pngs: [[UInt8]] = []
-    for name in try fm.contentsOfDirectory(atPath: directory).sorted() where name.hasSuffix(".png")
-    {
+    for name in try fm.contentsOfDirectory(atPath: directory).sorted()
+    where name.hasSuffix(".png") && !excluding.contains(where: { name.contains($0) }) {
       let bytes = try readFile(directory + "/" + name)
       if let payload = try? PNGFile.read(bytes).payloadBytes, (try? PNGBPayload(payload)) != nil {
         pngs.append(bytes)
