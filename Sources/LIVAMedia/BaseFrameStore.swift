@@ -42,7 +42,10 @@ import LIVAProtocol
 ///   used first, never the idle loop's two halves (``protected``).
 /// - **Bounded memory:** decoded frames live in a byte-bounded LRU (``memoryByteLimit``).
 /// - **Instant first frame:** ``idleFirstFrame()`` loads frame 0 of `idle_1_s_idle_1_e`
-///   synchronously; other animations load lazily, in ``priorityOrder``.
+///   synchronously; other animations load lazily, in ``priorityOrder``. That frame is also
+///   kept decoded on disk (`frame_0000.rgba` beside its PNG, written the first time it is
+///   decoded), so a session starts by reading it instead of decoding it; a damaged copy is
+///   decoded again and rewritten.
 /// - **Render path:** ``decodedFrame(_:of:)`` only reads memory; ``frame(_:of:)`` and
 ///   ``preload(_:frames:)`` may read and decode files and belong on a worker.
 public final class BaseFrameStore: Sendable {
@@ -602,6 +605,12 @@ public final class BaseFrameStore: Sendable {
       state.withLock { $0.statistics.memoryHits += 1 }
       return image
     }
+    let poster = Self.hasPoster(animation, index) ? posterURL(animation, entry.directory) : nil
+    if let poster, let image = Self.readPoster(poster) {
+      _ = decoded.insert(image, for: key, message: entry.id)
+      state.withLock { $0.statistics.diskLoads += 1 }
+      return image
+    }
     let url = frameURL(animation, entry.directory, index)
     guard let data = try? Data(contentsOf: url) else {
       throw LIVAMediaError(.ioFailure, "cannot read frame \(index)", source: url.path)
@@ -616,7 +625,70 @@ public final class BaseFrameStore: Sendable {
     }
     _ = decoded.insert(image, for: key, message: entry.id)
     state.withLock { $0.statistics.diskLoads += 1 }
+    if let poster { Self.writePoster(image, to: poster) }
     return image
+  }
+
+  // MARK: The first frame, kept decoded
+
+  /// Whether frame `index` of `animation` is the one kept decoded on disk: frame 0 of the idle
+  /// loop, the first frame of every session. Decoding it (a 1280×768 PNG takes ~15–20 ms on a
+  /// small CPU) was most of the time to first frame; reading it raw takes ~1–2 ms.
+  private static func hasPoster(_ animation: AnimationName, _ index: Int) -> Bool {
+    animation == .idleForward && index == 0
+  }
+
+  private func posterURL(_ animation: AnimationName, _ version: String) -> URL {
+    directory(animation).appendingPathComponent(version, isDirectory: true)
+      .appendingPathComponent("frame_0000.rgba", isDirectory: false)
+  }
+
+  /// The raw layout: "LIVARGBA", width and height (u32 little-endian), then the pixels.
+  private static let posterMagic = Array("LIVARGBA".utf8)
+
+  /// The kept frame, or nil when there is none or it is damaged (any size but its own). Read
+  /// straight into the frame's buffer: one copy from the page cache.
+  private static func readPoster(_ url: URL) -> RGBAImage? {
+    let descriptor = open(url.path, O_RDONLY)
+    guard descriptor >= 0 else { return nil }
+    defer { close(descriptor) }
+    func readFully(_ pointer: UnsafeMutableRawPointer, _ count: Int) -> Bool {
+      var done = 0
+      while done < count {
+        let n = read(descriptor, pointer + done, count - done)
+        if n < 0, errno == EINTR { continue }
+        guard n > 0 else { return false }
+        done += n
+      }
+      return true
+    }
+    var header = [UInt8](repeating: 0, count: 16)
+    var status = stat()
+    guard header.withUnsafeMutableBytes({ readFully($0.baseAddress!, 16) }),
+      Array(header[0..<8]) == posterMagic, fstat(descriptor, &status) == 0
+    else { return nil }
+    func u32(_ at: Int) -> Int { (0..<4).reduce(0) { $0 | Int(header[at + $1]) << (8 * $1) } }
+    let (width, height) = (u32(8), u32(12))
+    guard width > 0, height > 0, width <= 1 << 15, height <= 1 << 15,
+      Int(status.st_size) == 16 + width * height * 4
+    else { return nil }
+    var complete = false
+    let pixels = [UInt8](unsafeUninitializedCapacity: width * height * 4) { buffer, count in
+      complete = readFully(buffer.baseAddress!, buffer.count)
+      count = complete ? buffer.count : 0
+    }
+    guard complete else { return nil }
+    return try? RGBAImage(width: width, height: height, pixels: pixels)
+  }
+
+  /// Keeps `image` decoded at `url`, atomically; best effort (a failure leaves the PNG path).
+  private static func writePoster(_ image: RGBAImage, to url: URL) {
+    var bytes = posterMagic
+    for value in [image.width, image.height] {
+      bytes += (0..<4).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) }
+    }
+    bytes += image.pixels
+    try? writeAtomically(Data(bytes), to: url)
   }
 
   /// Frame `index` of `animation` if it is decoded in memory now; never touches the disk and

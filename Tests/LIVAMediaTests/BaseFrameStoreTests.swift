@@ -172,6 +172,46 @@ struct BaseFrameStoreTests {
     }
   }
 
+  @Test(
+    "the idle loop's first frame is kept decoded on disk: the next session reads it without decoding; a damaged copy is decoded again"
+  )
+  func posterFrame() throws {
+    let root = try TestSupport.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: root) }
+    let images = frames(3)
+    let first = CountingCodec()
+    let store = try BaseFrameStore(root: root, codec: first)
+    try download(store, .idleForward, images)
+    #expect(try store.frame(0, of: .idleForward) == images[0])
+    #expect(try store.frame(1, of: .idleForward) == images[1])
+    #expect(first.decodes == 2)
+    let version = try versionDirectory(root, .idleForward)
+    let poster = version.appendingPathComponent("frame_0000.rgba")
+    #expect(FileManager.default.fileExists(atPath: poster.path))
+    #expect(
+      !FileManager.default.fileExists(
+        atPath: version.appendingPathComponent("frame_0001.rgba").path))
+
+    let second = CountingCodec()
+    let reopened = try BaseFrameStore(root: root, codec: second)
+    #expect(try reopened.frame(0, of: .idleForward) == images[0])
+    #expect(second.decodes == 0)
+
+    // Damaged (cut short, or another size): decoded from the frame again, and rewritten.
+    for damage in [{ (d: Data) in d.prefix(100) }, { (d: Data) in d.prefix(16) + d.dropFirst(20) }]
+    {
+      try damage(try Data(contentsOf: poster)).write(to: poster)
+      let codec = CountingCodec()
+      let again = try BaseFrameStore(root: root, codec: codec)
+      #expect(try again.frame(0, of: .idleForward) == images[0])
+      #expect(codec.decodes == 1)
+      let rewritten = CountingCodec()
+      #expect(
+        try BaseFrameStore(root: root, codec: rewritten).frame(0, of: .idleForward) == images[0])
+      #expect(rewritten.decodes == 0)
+    }
+  }
+
   @Test("a damaged frame on disk is a typed error, not a crash")
   func damagedFrame() throws {
     let root = try TestSupport.temporaryDirectory()
