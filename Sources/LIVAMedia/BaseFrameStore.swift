@@ -625,7 +625,7 @@ public final class BaseFrameStore: Sendable {
     }
     _ = decoded.insert(image, for: key, message: entry.id)
     state.withLock { $0.statistics.diskLoads += 1 }
-    if let poster { Self.writePoster(image, to: poster) }
+    if let poster { keepPoster(image, at: poster, animation: animation, version: entry.id) }
     return image
   }
 
@@ -681,14 +681,24 @@ public final class BaseFrameStore: Sendable {
     return try? RGBAImage(width: width, height: height, pixels: pixels)
   }
 
-  /// Keeps `image` decoded at `url`, atomically; best effort (a failure leaves the PNG path).
-  private static func writePoster(_ image: RGBAImage, to url: URL) {
-    var bytes = posterMagic
+  /// Keeps `image` decoded at `url`, atomically, and counts its bytes on disk with its
+  /// version's (while that version is still the current one); best effort (a failure leaves
+  /// the PNG path).
+  private func keepPoster(
+    _ image: RGBAImage, at url: URL, animation: AnimationName, version id: Int
+  ) {
+    var bytes = Self.posterMagic
     for value in [image.width, image.height] {
       bytes += (0..<4).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) }
     }
     bytes += image.pixels
-    try? writeAtomically(Data(bytes), to: url)
+    let previous = Self.fileSize(url)
+    guard (try? Self.writeAtomically(Data(bytes), to: url)) != nil else { return }
+    state.withLock { state in
+      guard state.animations[animation]?.current?.id == id else { return }
+      state.animations[animation]?.current?.bytes += bytes.count - previous
+      state.statistics.diskBytes += bytes.count - previous
+    }
   }
 
   /// Frame `index` of `animation` if it is decoded in memory now; never touches the disk and
