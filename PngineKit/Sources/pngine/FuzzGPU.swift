@@ -173,7 +173,8 @@ import PngineKit
 /// The inputs of `pngine fuzz-gpu`: input `index` of `seed` is always the same PNG.
 enum FuzzGPUMutator {
   static func input(index: Int, seed: UInt64, pngs: [[UInt8]]) -> [UInt8] {
-    var rng = Mix(state: seed &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(index) &* 0xBF58_476D_1CE4_E5B9)
+    var rng = SplitMix64(
+      seed: seed &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(index) &* 0xBF58_476D_1CE4_E5B9)
     let png = pngs[rng.next(pngs.count)]
     guard let bytes = try? PNGFile.read(png).payloadBytes, let payload = try? PNGBPayload(bytes)
     else { return png }
@@ -219,18 +220,5 @@ enum FuzzGPUMutator {
       }
     }
     return PngineFuzzer.testPNG(with: [1, 0] + mutated)
-  }
-
-  /// SplitMix64.
-  struct Mix {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-      state &+= 0x9E37_79B9_7F4A_7C15
-      var z = state
-      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-      return z ^ (z >> 31)
-    }
-    mutating func next(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
   }
 }

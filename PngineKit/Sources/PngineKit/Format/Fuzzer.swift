@@ -43,15 +43,7 @@ public struct PngineFuzzer {
   /// Runs `count` inputs.
   public mutating func run(count: Int) -> Report {
     var report = Report()
-    for _ in 0..<count {
-      report.inputs += 1
-      do throws(PngineError) {
-        try step()
-        report.accepted += 1
-      } catch {
-        report.rejections[error.code, default: 0] += 1
-      }
-    }
+    for _ in 0..<count { report.tally { () throws(PngineError) in try step() } }
     return report
   }
 
@@ -157,11 +149,26 @@ public struct PngineFuzzer {
   }
 }
 
-/// SplitMix64: a small, fast, seedable generator.
-struct SplitMix64 {
+extension PngineFuzzer.Report {
+  /// Counts one input: accepted when `step` returns, else under its error's code.
+  mutating func tally(_ step: () throws(PngineError) -> Void) {
+    inputs += 1
+    do throws(PngineError) {
+      try step()
+      accepted += 1
+    } catch {
+      rejections[error.code, default: 0] += 1
+    }
+  }
+}
+
+/// SplitMix64: a small, fast, seedable generator (the fuzzers' and the `pngine` tool's).
+public struct SplitMix64: RandomNumberGenerator, Sendable {
   private var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
+  /// Starts at `seed`.
+  public init(seed: UInt64) { state = seed }
+  /// The next value.
+  public mutating func next() -> UInt64 {
     state &+= 0x9E37_79B9_7F4A_7C15
     var z = state
     z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -169,5 +176,5 @@ struct SplitMix64 {
     return z ^ (z >> 31)
   }
   /// Uniform in `0..<bound` (bound > 0).
-  mutating func next(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+  public mutating func next(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }

@@ -69,15 +69,7 @@ public struct StreamFuzzer {
   public mutating func run(count: Int) -> PngineFuzzer.Report {
     var report = PngineFuzzer.Report()
     guard !corpus.isEmpty else { return report }
-    for _ in 0..<count {
-      report.inputs += 1
-      do throws(PngineError) {
-        try step()
-        report.accepted += 1
-      } catch {
-        report.rejections[error.code, default: 0] += 1
-      }
-    }
+    for _ in 0..<count { report.tally { () throws(PngineError) in try step() } }
     return report
   }
 
@@ -147,5 +139,3 @@ public struct StreamFuzzer {
     }
   }
 }
-
-extension SplitMix64: RandomNumberGenerator {}
