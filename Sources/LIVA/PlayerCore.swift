@@ -337,11 +337,17 @@ public struct PlayerCore: Sendable {
       case .imagesFailed(let keys):
         accounting.failedImages += keys.count
         for key in keys { engine.imageFailed(key) }
-      case .imagesSent(let chunk, let message, _):
+      case .imagesSent(let chunk, let message, _, let ahead):
         // Socket.IO keeps order, and `chunk_images_ready` follows its chunk's batches: when none
-        // of the chunk's images came before it, it was another message's.
+        // of the chunk's images came before it, it was another message's. One that came before
+        // the chunk's plan was another's unless every one of the plan's images came before it
+        // (an interrupted message's, or a chunk of the same index earlier: its images are
+        // still coming, and taken as sent they would be drawn without).
         let id = ChunkID(message: message, index: chunk)
-        if let keys = keysByChunk[id], !keys.isEmpty, !keys.contains(where: engine.knowsImage) {
+        if let keys = keysByChunk[id], !keys.isEmpty,
+          ahead
+            ? !keys.allSatisfy(engine.knowsImage) : !keys.contains(where: engine.knowsImage)
+        {
           accounting.staleEvents += 1
           effects.append(
             .log(

@@ -49,7 +49,9 @@ public struct SpeechReceiver: Sendable {
     /// without them.
     case imagesFailed([String])
     /// `chunk_images_ready` for the chunk of `message`: nothing more is coming for it.
-    case imagesSent(chunk: Int, message: MessageID, total: Int)
+    /// `ahead`: it came before the chunk's plan, so (Socket.IO keeps order) every image of the
+    /// chunk must have come before it too; the owner checks that against the images it has.
+    case imagesSent(chunk: Int, message: MessageID, total: Int, ahead: Bool = false)
     /// `audio_end` of the open message.
     case audioEnded(MessageID)
     /// An event was dropped: see ``DropReason``.
@@ -395,7 +397,7 @@ public struct SpeechReceiver: Sendable {
           audio: chunk.audio))
     }
     if let ready = readyAhead.removeValue(forKey: index), now - ready.at <= readyAheadTimeout {
-      actions.append(.imagesSent(chunk: index, message: message, total: ready.total))
+      actions.append(.imagesSent(chunk: index, message: message, total: ready.total, ahead: true))
     }
     return actions
   }
@@ -436,7 +438,8 @@ public struct SpeechReceiver: Sendable {
         enqueueAction(index: index, message: waiting.message, frames: frames, audio: waiting.audio)
       ]
       if let ready = readyAhead.removeValue(forKey: index), now - ready.at <= readyAheadTimeout {
-        actions.append(.imagesSent(chunk: index, message: waiting.message, total: ready.total))
+        actions.append(
+          .imagesSent(chunk: index, message: waiting.message, total: ready.total, ahead: true))
       }
       return actions
     }

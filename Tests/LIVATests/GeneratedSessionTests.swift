@@ -30,6 +30,9 @@ struct GeneratedSessionTests {
     115802,  // a return planned from a backwards walk's end pose instead of its start pose
     // chunk_images_ready(0) kept for a next message whose mouths were still coming
     106_513_547_852,
+    // an interrupted message's late chunk_images_ready(1), credited ahead to the next message's
+    // chunk 1 while its mouths were still coming
+    569_471_270_926,
   ]
 
   static let avatar = try! FixtureAvatar()
@@ -71,19 +74,6 @@ struct GeneratedSessionTests {
   func regression(seed: UInt64) {
     #expect(Self.check([seed]) { $0.runCore() } == 0)
     #expect(Self.check([seed]) { $0.run(avatar: Self.avatar) } == 0)
-  }
-
-  /// Seeds that break an invariant today and are not fixed yet: they run on every test run as
-  /// known issues, so their fix shows (the known issue stops occurring).
-  static let open: [UInt64] = [
-    569_471_270_926  // 3 messages; m1's chunk 1 drew none of its mouths (found 2026-11-24)
-  ]
-
-  @Test("seeds found breaking an invariant, not yet fixed (known issues)", arguments: open)
-  func openSeed(seed: UInt64) {
-    withKnownIssue("an invariant this seed breaks, not yet fixed") {
-      #expect(Self.check([seed]) { $0.runCore() } == 0)
-    }
   }
 
   @Test("generated sessions through the player core keep every invariant")

@@ -62,6 +62,52 @@ struct PlayerFaultTests {
     #expect(player.mode == .idle)
   }
 
+  @Test(
+    "an interrupted message's late chunk_images_ready(1) does not mark the next message's chunk 1 ready before its images came"
+  )
+  func staleReadyAheadOfItsChunk() throws {
+    // Generated seed 569471270926, shrunk: m1 barges in; m0's late `chunk_images_ready(1)` comes
+    // before m1 has a chunk 1; m1's chunk 1 then arrives with its batches just behind it.
+    let (player, link, audio, shown) = try makePlayer()
+    link.tick(at: 0)
+    let m0 = try wireFrames(count: 14, tag: "a")
+    sendChunkZero(player, frames: m0)
+    link.run(from: 0, to: 0.1)
+    let m1 = try wireFrames(count: 21, tag: "b")
+    sendChunkZero(player, frames: Array(m1[0..<9]))
+    link.run(from: 0.1, to: 0.2)
+    player.handle(.chunkImagesReady(chunkIndex: 1, totalImagesSent: 17))
+    link.run(from: 0.2, to: 0.62)
+    let chunk1 = Array(m1[9..<21]).enumerated().map { position, frame in
+      var frame = frame
+      frame.sequenceIndex = position
+      // One mouth the client already has (ids are content: messages share them).
+      if position == 11 { frame.overlayId = m0[0].overlayId }
+      return frame
+    }
+    let plan = chunk1.map {
+      var frame = $0
+      frame.image = nil
+      return frame
+    }
+    player.handle(
+      .audioChunk(
+        AudioChunk(
+          audio: silentMP3(seconds: 12.0 / 30), chunkIndex: 1,
+          animations: [ChunkAnimation(animationName: plan[0].animationName, sections: [plan])])))
+    link.tick(at: 0.62 + 1.0 / 60)
+    player.handle(
+      .frameImagesBatch(FrameImagesBatch(frames: chunk1, chunkIndex: 1, batchIndex: 0)))
+    player.handle(.audioEnd)
+    link.run(from: 0.62 + 1.0 / 60, to: 3)
+    let last = ChunkID(message: MessageID(1), index: 1)
+    #expect(audio.segments.last?.chunk == last)
+    let mouths = Set(
+      shown.value.filter { $0.content.chunk == last && !$0.content.overlays.isEmpty }
+        .compactMap(\.content.overlayIndex))
+    #expect(mouths == Set(0..<12))
+  }
+
   @Test("an interrupt between a tick's decision and its audio start: the start is dropped")
   func interruptBeforeAudioStart() throws {
     let holder = Box<LIVAPlayer?>(nil)

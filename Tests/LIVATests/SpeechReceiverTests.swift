@@ -198,7 +198,7 @@ struct SpeechReceiverTests {
     var receiver = SpeechReceiver()
     #expect(receiver.receive(.chunkImagesReady(chunkIndex: 0, totalImagesSent: 3), now: 0).isEmpty)
     let actions = receiver.receive(audio(0), now: 0.1)
-    #expect(actions.last == .imagesSent(chunk: 0, message: MessageID(0), total: 3))
+    #expect(actions.last == .imagesSent(chunk: 0, message: MessageID(0), total: 3, ahead: true))
     // A ready of chunk 2 left over from the old message does not reach the new one.
     _ = receiver.receive(.chunkImagesReady(chunkIndex: 2, totalImagesSent: 3), now: 0.2)
     _ = receiver.receive(audio(0, tag: "z"), now: 0.3)
