@@ -160,6 +160,9 @@ public final class LIVAClient: Sendable {
     var continuations: [UUID: AsyncStream<LIVAState>.Continuation] = [:]
     var eventContinuations: [UUID: AsyncStream<LIVAEvent>.Continuation] = [:]
     var connected = false
+    /// The socket id of the newest namespace connection: an event that arrived on another one
+    /// belongs to a connection that is gone.
+    var sid: String?
     /// Texts sent and not yet matched to a message, oldest first.
     var pendingTexts: [String] = []
     /// The text each message answers (messages without one are absent).
@@ -477,6 +480,7 @@ public final class LIVAClient: Sendable {
       defer {
         state.connected = connected
         // A reconnect starts the downloads over: what was in flight is gone with the socket.
+        if case .connected(let sid) = status, !sid.isEmpty { state.sid = sid }
         if connected {
           state.downloading = []
           state.retrying = []
@@ -570,7 +574,13 @@ public final class LIVAClient: Sendable {
       player.refreshAnimations(protectedState.withLock { Array($0.manifest.keys) })
       apply(.idleAvailable(isIdleAvailable))
     default:
-      player.handle(decoded)
+      // Events and statuses come on two streams: an event of the connection that dropped can
+      // be read after the next connection's status. It is still played, as one received
+      // before the drop (nothing more of its message can come).
+      let fromLostConnection = protectedState.withLock { state in
+        event.sid.map { $0 != state.sid && state.sid != nil } ?? false
+      }
+      player.handle(decoded, fromLostConnection: fromLostConnection)
     }
   }
 

@@ -243,9 +243,11 @@ public final class LIVAPlayer: Sendable {
   }
 
   /// Handles one decoded LIVA event (speech, images, requests). Base-animation download
-  /// events are the client's business and are ignored here.
-  public func handle(_ event: ServerEvent) {
-    execute(state.withLock { $0.core.handle(event) })
+  /// events are the client's business and are ignored here. `fromLostConnection`: the event
+  /// came on a connection that dropped before the last ``connectionRestored()`` (see
+  /// ``PlayerCore/handle(_:fromLostConnection:)``).
+  public func handle(_ event: ServerEvent, fromLostConnection: Bool = false) {
+    execute(state.withLock { $0.core.handle(event, fromLostConnection: fromLostConnection) })
   }
 
   /// Counts and logs the problems a tolerant decode of `event` noted (a field's value or a

@@ -136,13 +136,27 @@ public struct PlayerCore: Sendable {
   // MARK: - Inputs
 
   /// Handles one decoded LIVA event. Base-animation download events are the client's business.
-  public mutating func handle(_ event: ServerEvent) -> [Effect] {
+  ///
+  /// `fromLostConnection`: the event arrived on a connection that has dropped since (its owner
+  /// read it after the next connection's status). It is handled as one received before
+  /// ``connectionLost()``: what it brings plays out, and its message waits for nothing more.
+  public mutating func handle(_ event: ServerEvent, fromLostConnection: Bool = false) -> [Effect] {
+    guard fromLostConnection, !offline else {
+      return receive(event, fromLostConnection: fromLostConnection)
+    }
+    offline = true
+    defer { offline = false }
+    return receive(event, fromLostConnection: true)
+  }
+
+  private mutating func receive(_ event: ServerEvent, fromLostConnection: Bool) -> [Effect] {
     switch event {
     case .audioChunk, .frameImagesBatch, .frameImage, .chunkImagesReady, .audioEnd,
       .animationChunkMetadata:
       if case .audioChunk = event { accounting.chunksReceived += 1 }
       if case .audioEnd = event { accounting.audioEndsReceived += 1 }
-      return perform(receiver.receive(event, now: lastTick ?? 0))
+      return perform(
+        receiver.receive(event, now: lastTick ?? 0, fromLostConnection: fromLostConnection))
     case .playBaseAnimation(let name):
       return play(name)
     case .baseAnimationsManifest, .animationTotalFrames, .baseFrame, .animationFramesComplete:

@@ -82,8 +82,12 @@ public struct SpeechReceiver: Sendable {
     /// Every chunk so far had `master − base == chunk_index`: a chunk that does not belongs to
     /// another message. False once the backend showed it numbers otherwise.
     var mastersContiguous = true
-    /// The connection dropped after it opened: a new connection never re-sends it.
-    var disconnected = false
+    /// The connection it came on (counted up at each reconnection): a new connection never
+    /// re-sends it.
+    var connection: Int
+    /// Ended by its connection's drop, not by `audio_end`: events of that connection read
+    /// after the drop are still its own.
+    var endedByDrop = false
   }
 
   private struct ChunkSeen: Sendable, Equatable {
@@ -104,6 +108,8 @@ public struct SpeechReceiver: Sendable {
     var since: Double
     /// The message open when it was parked.
     var openThen: MessageID?
+    /// The connection it came on: only a chunk 0 of the same connection takes it.
+    var connection: Int
   }
 
   /// How long an audio-only chunk waits for its `animation_chunk_metadata`, in seconds.
@@ -119,6 +125,9 @@ public struct SpeechReceiver: Sendable {
   /// message's.
   public var readyAheadTimeout: Double = 2
   private var open: Message?
+  /// Reconnections so far, and the connection of the event being handled.
+  private var connection = 0
+  private var eventConnection = 0
   private var nextMessage = 0
   private var lastEventStale = false
   /// Audio-only chunks of the open message waiting for their plan, by chunk index.
@@ -152,7 +161,15 @@ public struct SpeechReceiver: Sendable {
 
   /// Handles one decoded speech event at time `now` (any monotonic clock, the same as
   /// ``expire(now:)``'s). Events that are not speech return no action.
-  public mutating func receive(_ event: ServerEvent, now: Double) -> [Action] {
+  ///
+  /// `fromLostConnection`: the event came on the connection before the last
+  /// ``connectionRestored()`` (read after it: events and statuses travel apart). It is judged
+  /// with that connection's messages: a chunk 0 it re-sends is a re-send.
+  public mutating func receive(
+    _ event: ServerEvent, now: Double, fromLostConnection: Bool = false
+  ) -> [Action] {
+    eventConnection = fromLostConnection ? connection - 1 : connection
+    defer { eventConnection = connection }
     switch event {
     case .audioChunk(let chunk):
       return audioChunk(chunk, now: now)
@@ -222,8 +239,8 @@ public struct SpeechReceiver: Sendable {
   /// nothing more (after a reconnect, the same words again are a new message).
   public mutating func connectionLost() -> [Action] {
     let actions = flushAwaiting()
+    if open?.ended == false { open?.endedByDrop = true }
     open?.ended = true
-    open?.disconnected = true
     recentOpeners = []
     readyAhead = [:]
     early = []
@@ -233,8 +250,10 @@ public struct SpeechReceiver: Sendable {
   /// The connection is back: what comes now is new (a new connection never re-sends the old
   /// one's events).
   public mutating func connectionRestored() {
+    if open?.ended == false { open?.endedByDrop = true }
     open?.ended = true
-    open?.disconnected = true
+    connection += 1
+    eventConnection = connection
     recentOpeners = []
     readyAhead = [:]
   }
@@ -285,7 +304,7 @@ public struct SpeechReceiver: Sendable {
       let base = chunk.masterChunkIndex
       // Without masters only a chunk that came just before (a race of the backend's tasks).
       let fits = { (entry: Early) in
-        Self.fits(entry.chunk, base: base)
+        Self.fits(entry.chunk, base: base) && entry.connection == eventConnection
           && (base != nil && entry.chunk.masterChunkIndex != nil
             || now - entry.since <= Self.raceWindow)
       }
@@ -309,7 +328,8 @@ public struct SpeechReceiver: Sendable {
         actions.append(
           .dropped(event: "receive_audio", chunk: dropped.chunk.chunkIndex, reason: .orphan))
       }
-      early.append(Early(chunk: chunk, since: now, openThen: open?.id))
+      early.append(
+        Early(chunk: chunk, since: now, openThen: open?.id, connection: eventConnection))
       return actions
     case .open(let reopens):
       lastEventStale = false
@@ -331,7 +351,9 @@ public struct SpeechReceiver: Sendable {
 
   /// Where a chunk after chunk 0 goes (see the type's rules).
   private func place(_ chunk: AudioChunk, seen: ChunkSeen) -> Placement {
-    guard let current = open else { return .early }
+    guard var current = open else { return .early }
+    // Its connection dropped, and this came on that connection: the drop did not end it.
+    if current.endedByDrop && current.connection == eventConnection { current.ended = false }
     let index = chunk.chunkIndex
     if let master = chunk.masterChunkIndex, let base = current.base {
       if master < base { return .stale }
@@ -354,7 +376,7 @@ public struct SpeechReceiver: Sendable {
   /// have one, else the same content.
   private func isResend(_ seen: ChunkSeen, of index: Int, in message: Message) -> Bool {
     guard let known = message.chunks[index], known.fingerprint == seen.fingerprint,
-      !(index == 0 && message.disconnected)
+      !(index == 0 && message.connection != eventConnection)
     else {
       return false
     }
@@ -405,7 +427,7 @@ public struct SpeechReceiver: Sendable {
   private mutating func openMessage(base: Int?) -> MessageID {
     let id = MessageID(nextMessage)
     nextMessage += 1
-    open = Message(id: id, base: base)
+    open = Message(id: id, base: base, connection: eventConnection)
     lastEventStale = false
     awaitingPlan = [:]
     // Chunks after 0 cannot precede their chunk 0: what waits for them was the old message's.

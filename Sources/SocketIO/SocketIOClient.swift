@@ -113,6 +113,8 @@ public actor SocketIOClient {
     var generation: Int
     var handshake: EngineIOHandshake?
     var namespaceConnected = false
+    /// The namespace connection's socket id, once connected.
+    var sid: String?
     var earlyEvents: [SocketIOEvent] = []
     var deadline: ContinuousClock.Instant
     var outcome: SocketIODisconnectReason?
@@ -435,8 +437,9 @@ public actor SocketIOClient {
     case .connect:
       let sid = packet.payload?["sid"]?.stringValue ?? ""
       connection?.namespaceConnected = true
+      connection?.sid = sid
       setStatus(.connected(sid: sid))
-      for event in current.earlyEvents { eventsContinuation.yield(event) }
+      for event in current.earlyEvents { eventsContinuation.yield(event.arrived(on: sid)) }
       connection?.earlyEvents = []
       for frames in sendBuffer { current.writer.yield(frames) }
       sendBuffer = []
@@ -458,7 +461,7 @@ public actor SocketIOClient {
         }
       }
       let event = SocketIOEvent(
-        name: name, arguments: packet.arguments, namespace: packet.namespace,
+        name: name, arguments: packet.arguments, namespace: packet.namespace, sid: current.sid,
         responder: responder)
       if current.namespaceConnected {
         eventsContinuation.yield(event)

@@ -7,17 +7,28 @@ public struct SocketIOEvent: Sendable {
   public let arguments: [JSONValue]
   /// The namespace it arrived on.
   public let namespace: String
+  /// The socket id of the namespace connection it arrived on (each reconnection has its own),
+  /// when known. Events and statuses travel on two streams, so a consumer can read an event of
+  /// a connection that is gone after the status of the next one: this tells them apart.
+  public let sid: String?
   private let responder: (@Sendable ([JSONValue]) async -> Void)?
 
   /// Creates an event; `responder` sends the acknowledgement when the sender wants one.
   public init(
-    name: String, arguments: [JSONValue], namespace: String = "/",
+    name: String, arguments: [JSONValue], namespace: String = "/", sid: String? = nil,
     responder: (@Sendable ([JSONValue]) async -> Void)? = nil
   ) {
     self.name = name
     self.arguments = arguments
     self.namespace = namespace
+    self.sid = sid
     self.responder = responder
+  }
+
+  /// The same event, from the connection with socket id `sid`.
+  func arrived(on sid: String) -> SocketIOEvent {
+    SocketIOEvent(
+      name: name, arguments: arguments, namespace: namespace, sid: sid, responder: responder)
   }
 
   /// Whether the sender asked for an acknowledgement.

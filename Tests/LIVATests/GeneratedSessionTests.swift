@@ -33,6 +33,15 @@ struct GeneratedSessionTests {
     // an interrupted message's late chunk_images_ready(1), credited ahead to the next message's
     // chunk 1 while its mouths were still coming
     569_471_270_926,
+    // events of a dropped connection read after the reconnect's status (two streams): a re-send
+    // of chunk 0 among them opened a second message; the chunk after it, parked, was taken by
+    // the next connection's message; without the fix, the message waited for its lost mouths
+    1_002_770,
+    1_003_817,
+    783_403_770_355,
+    783_403_770_485,
+    1_042_452_869_725,
+    1_042_452_871_730,
   ]
 
   static let avatar = try! FixtureAvatar()

@@ -13,12 +13,16 @@ struct GeneratedSession: CustomStringConvertible {
   /// One thing that happens at a virtual time.
   enum Step: CustomStringConvertible {
     case event(ServerEvent, label: String)
+    /// An event of a connection that dropped, read after the next connection's status (events
+    /// and statuses come on two streams).
+    case lateEvent(ServerEvent, label: String)
     case connectionLost
     case connectionRestored
 
     var description: String {
       switch self {
       case .event(_, let label): label
+      case .lateEvent(_, let label): label + " (read after the reconnect)"
       case .connectionLost: "connection lost"
       case .connectionRestored: "connection restored"
       }
@@ -201,6 +205,21 @@ struct GeneratedSession: CustomStringConvertible {
         messageSteps = messageSteps.filter { $0.time <= cut }
         messageSteps.append(Timed(time: cut, step: .connectionLost))
         messageSteps.append(Timed(time: cut + 0.3, step: .connectionRestored))
+        // The client may read the last events before the drop after the reconnect's status:
+        // they are read at once, in order, right after it. (What they promise is then only
+        // the invariants every message keeps: their delay can cost mouths.)
+        if rng.chance(0.5) {
+          let window = Double(rng.next(in: 0...300)) / 1000
+          var late = 0
+          for index in messageSteps.indices
+          where messageSteps[index].time > cut - window && messageSteps[index].time <= cut {
+            guard case .event(let event, let label) = messageSteps[index].step else { continue }
+            late += 1
+            messageSteps[index].time = cut + 0.3 + Double(late) / 1_000_000
+            messageSteps[index].step = .lateEvent(event, label: label)
+          }
+          if late > 0 { message.protected = false }
+        }
         nextStart = max(nextStart, cut + 0.4)
       }
       message.opened = messageSteps.contains {
@@ -312,6 +331,7 @@ struct GeneratedSession: CustomStringConvertible {
     play { now, step in
       switch step {
       case .event(let event, _)?: execute(core.handle(event))
+      case .lateEvent(let event, _)?: execute(core.handle(event, fromLostConnection: true))
       case .connectionLost?: execute(core.connectionLost())
       case .connectionRestored?: core.connectionRestored()
       case nil: execute(core.tick(now: now, audio: audio.position(at: now + 0.5 / 60)))
@@ -344,6 +364,7 @@ struct GeneratedSession: CustomStringConvertible {
     play { now, step in
       switch step {
       case .event(let event, _)?: player.handle(event)
+      case .lateEvent(let event, _)?: player.handle(event, fromLostConnection: true)
       case .connectionLost?: player.connectionLost()
       case .connectionRestored?: player.connectionRestored()
       case nil: player.tick(now: now)
@@ -518,7 +539,19 @@ struct GeneratedSession: CustomStringConvertible {
           else { continue }
           candidate.messages[number].protected = false
         }
+        // The drop and the reconnect stay: events read after the reconnect need them.
         candidate.steps.removeSubrange(range)
+        candidate.steps += current.steps[range].filter {
+          switch $0.step {
+          case .connectionLost, .connectionRestored: true
+          default: false
+          }
+        }
+        candidate.steps.sort { $0.time < $1.time }
+        guard candidate.steps.count < current.steps.count else {
+          start += chunk
+          continue
+        }
         for number in candidate.messages.indices {
           candidate.messages[number].opened = candidate.steps.contains {
             $0.step.description.hasPrefix("m\(number) audio c0")

@@ -108,6 +108,40 @@ struct PlayerFaultTests {
     #expect(mouths == Set(0..<12))
   }
 
+  @Test(
+    "a chunk of a dropped connection read after the next connection's status plays out without holding for its missing mouths"
+  )
+  func chunkOfLostConnectionReadLate() throws {
+    // Events and statuses travel on two streams: the client can read the old connection's
+    // chunk after `connectionRestored`. Two thirds of its mouths never came (the drop cut them).
+    let (player, link, audio, shown) = try makePlayer()
+    link.tick(at: 0)
+    player.connectionLost()
+    player.connectionRestored()
+    let frames = try wireFrames(count: 30, tag: "l")
+    player.handle(
+      .frameImagesBatch(
+        FrameImagesBatch(frames: Array(frames[0..<10]), chunkIndex: 0, batchIndex: 0)),
+      fromLostConnection: true)
+    let plan = frames.map {
+      var frame = $0
+      frame.image = nil
+      return frame
+    }
+    player.handle(
+      .audioChunk(
+        AudioChunk(
+          audio: silentMP3(seconds: 1), chunkIndex: 0,
+          animations: [ChunkAnimation(animationName: plan[0].animationName, sections: [plan])])),
+      fromLostConnection: true)
+    link.run(from: 0, to: 4)
+    let segment = try #require(audio.segments.first)
+    let lastSpeech = try #require(shown.value.last { $0.content.chunk != nil })
+    #expect(lastSpeech.time <= segment.start + (segment.duration ?? 0) + 2.0 / 30)
+    #expect(player.metrics.engine.holds(.overlayNotReady) == 0)
+    #expect(player.mode == .idle)
+  }
+
   @Test("an interrupt between a tick's decision and its audio start: the start is dropped")
   func interruptBeforeAudioStart() throws {
     let holder = Box<LIVAPlayer?>(nil)

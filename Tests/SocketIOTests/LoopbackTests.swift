@@ -102,6 +102,9 @@ struct LoopbackTests {
     let received = await events.items
     #expect(received.map(\.arguments) == [["first"], ["second", .binary([9, 9])]])
     #expect(isConnected(await client.status))
+    // Kept until the CONNECT ack, they carry the sid it gave.
+    guard case .connected(let sid) = await client.status else { return }
+    #expect(received.allSatisfy { $0.sid == sid } && !sid.isEmpty)
     // The room joined in the connect handler works.
     loopback.server.emit("to-room", ["hi"], toRoom: "room-x")
     #expect(await events.wait { $0.contains { $0.name == "to-room" } })
@@ -217,6 +220,8 @@ struct LoopbackTests {
     #expect(await statuses.wait { $0.contains(where: isConnected) })
     #expect(await eventually { loopback.server.connectedSockets.count == 1 })
     let first = try #require(loopback.server.connectedSockets.first)
+    first.emit("before", ["drop"])
+    #expect(await events.wait { $0.contains { $0.name == "before" } })
     first.closeTransport()
     #expect(await statuses.wait { $0.contains(.disconnected(.transportClose)) })
     #expect(await statuses.wait { $0.filter(isConnected).count == 2 })
@@ -226,6 +231,14 @@ struct LoopbackTests {
     let second = try #require(loopback.server.connectedSockets.first { $0.id != first.id })
     second.emit("after", ["reconnect"])
     #expect(await events.wait { $0.contains { $0.name == "after" } })
+    // Each event names the connection it came on: the sid of its CONNECT ack.
+    let sids = await statuses.items.compactMap { status -> String? in
+      if case .connected(let sid) = status { sid } else { nil }
+    }
+    let received = await events.items
+    #expect(sids.count == 2 && sids[0] != sids[1])
+    #expect(received.first { $0.name == "before" }?.sid == sids.first)
+    #expect(received.first { $0.name == "after" }?.sid == sids.last)
     await client.disconnect()
     await loopback.stop()
   }
