@@ -40,7 +40,11 @@
       nonisolated(unsafe) let threadLink = link
       let thread = Thread {
         threadLink.add(to: .current, forMode: .common)
-        while !Thread.current.isCancelled { RunLoop.current.run(until: .distantFuture) }
+        // `run(mode:before:)` returns after each source it handled (a tick, or `stop`'s wake-up
+        // call below), so a cancelled thread ends; `run(until:)` would never return here.
+        while !Thread.current.isCancelled {
+          _ = RunLoop.current.run(mode: .default, before: .distantFuture)
+        }
       }
       thread.name = "LIVA display link"
       thread.qualityOfService = .userInteractive
@@ -62,8 +66,14 @@
         }
         return (self.link, self.thread)
       }
-      link?.invalidate()
+      // Cancelled first, so the loop ends as soon as its run loop returns; then the link goes
+      // and a no-op performed on the thread wakes it (invalidating alone does not).
       thread?.cancel()
+      link?.invalidate()
+      if let thread {
+        Waker.shared.perform(
+          #selector(Waker.wake), on: thread, with: nil, waitUntilDone: false)
+      }
     }
 
     fileprivate func tick(_ link: CADisplayLink) {
@@ -72,6 +82,13 @@
     }
 
     deinit { link?.invalidate() }
+
+    /// Wakes the link's thread from its run loop (a selector performed on it is a source).
+    private final class Waker: NSObject, @unchecked Sendable {
+      // @unchecked: no state.
+      static let shared = Waker()
+      @objc func wake() {}
+    }
 
     /// The link's target: holds the driver weakly.
     private final class Proxy: NSObject {

@@ -15,12 +15,18 @@
     public let client: LIVAClient
     private let display: DisplayLinkDriver
     private var observer: LifecycleObserver?
+    /// The layer the frames are set on (a sublayer the size of the view).
+    private let backing: CALayer
 
-    /// How frames fit the view (default aspect fit: never squashed).
-    public var avatarContentMode: ContentMode = .aspectFit {
+    /// How frames fit the view (default aspect fit: never squashed). Qualified: inside a
+    /// `UIView` subclass the bare name `ContentMode` is UIKit's `UIView.ContentMode`.
+    public var avatarContentMode: LIVAMedia.ContentMode = .aspectFit {
       didSet {
-        layer.contentsGravity = CALayerContentsGravity(
+        CATransaction.begin()
+        CATransaction.setDisableActions(true)
+        backing.contentsGravity = CALayerContentsGravity(
           rawValue: LayerGravity(avatarContentMode).rawValue)
+        CATransaction.commit()
       }
     }
 
@@ -36,12 +42,12 @@
       display = DisplayLinkDriver()
       let audio = try AudioEngineOutput(outputLatency: AudioSessionSetup.outputLatency)
       let backing = CALayer()
+      self.backing = backing
       client = try LIVAClient(
         configuration: configuration, displayLink: display, audio: audio,
         surface: LayerSurface(layer: backing))
       super.init(frame: .zero)
       layer.addSublayer(backing)
-      layer.contentsGravity = .resizeAspect
       backing.contentsGravity = .resizeAspect
       observer = LifecycleObserver(client: client, audio: audio, configuration: lifecycle)
       isAccessibilityElement = true
@@ -57,9 +63,7 @@
       super.layoutSubviews()
       CATransaction.begin()
       CATransaction.setDisableActions(true)
-      layer.sublayers?.first?.frame = bounds
-      layer.sublayers?.first?.contentsGravity = CALayerContentsGravity(
-        rawValue: LayerGravity(avatarContentMode).rawValue)
+      backing.frame = bounds
       CATransaction.commit()
     }
 

@@ -42,17 +42,27 @@
       return copy
     }
 
+    /// Holds the view's tasks (the event loop and the connect), so that the view's going
+    /// cancels them: a task nobody holds would keep the client and its engine alive.
+    @MainActor
+    public final class Coordinator {
+      fileprivate var tasks: [Task<Void, Never>] = []
+    }
+
+    /// A coordinator for the view's tasks.
+    public func makeCoordinator() -> Coordinator { Coordinator() }
+
     /// Builds the view and connects.
     public func makeUIView(context: Context) -> UIView {
       guard let view = try? LIVAAvatarUIView(configuration: configuration, lifecycle: lifecycle)
       else { return UIView() }
       view.avatarContentMode = contentMode
       let client = view.client
-      let onEvent = onEvent
-      Task {
-        if let onEvent { Task { for await event in client.events { onEvent(event) } } }
-        await client.connect()
+      if let onEvent {
+        context.coordinator.tasks.append(
+          Task { for await event in client.events { onEvent(event) } })
       }
+      context.coordinator.tasks.append(Task { await client.connect() })
       return view
     }
 
@@ -61,8 +71,10 @@
       (uiView as? LIVAAvatarUIView)?.avatarContentMode = contentMode
     }
 
-    /// Disconnects and stops ticking.
-    public static func dismantleUIView(_ uiView: UIView, coordinator: ()) {
+    /// Cancels the view's tasks (the event loop ends), disconnects and stops ticking.
+    public static func dismantleUIView(_ uiView: UIView, coordinator: Coordinator) {
+      for task in coordinator.tasks { task.cancel() }
+      coordinator.tasks = []
       guard let view = uiView as? LIVAAvatarUIView else { return }
       view.tearDown()
       Task { [client = view.client] in await client.disconnect() }
