@@ -44,6 +44,19 @@ struct PlayerFaultTests {
       ))
   }
 
+  /// A `receive_audio` of chunk `index` planning `frames` (their images come in batches).
+  func planned(_ frames: [OverlayFrame], chunk index: Int, seconds: Double) -> ServerEvent {
+    let plan = frames.map {
+      var frame = $0
+      frame.image = nil
+      return frame
+    }
+    return .audioChunk(
+      AudioChunk(
+        audio: silentMP3(seconds: seconds), chunkIndex: index,
+        animations: [ChunkAnimation(animationName: plan[0].animationName, sections: [plan])]))
+  }
+
   @Test(
     "a chunk whose first image failed before its plan came, with no chunk_images_ready, still plays"
   )
@@ -85,16 +98,7 @@ struct PlayerFaultTests {
       if position == 11 { frame.overlayId = m0[0].overlayId }
       return frame
     }
-    let plan = chunk1.map {
-      var frame = $0
-      frame.image = nil
-      return frame
-    }
-    player.handle(
-      .audioChunk(
-        AudioChunk(
-          audio: silentMP3(seconds: 12.0 / 30), chunkIndex: 1,
-          animations: [ChunkAnimation(animationName: plan[0].animationName, sections: [plan])])))
+    player.handle(planned(chunk1, chunk: 1, seconds: 12.0 / 30))
     link.tick(at: 0.62 + 1.0 / 60)
     player.handle(
       .frameImagesBatch(FrameImagesBatch(frames: chunk1, chunkIndex: 1, batchIndex: 0)))
@@ -123,17 +127,7 @@ struct PlayerFaultTests {
       .frameImagesBatch(
         FrameImagesBatch(frames: Array(frames[0..<10]), chunkIndex: 0, batchIndex: 0)),
       fromLostConnection: true)
-    let plan = frames.map {
-      var frame = $0
-      frame.image = nil
-      return frame
-    }
-    player.handle(
-      .audioChunk(
-        AudioChunk(
-          audio: silentMP3(seconds: 1), chunkIndex: 0,
-          animations: [ChunkAnimation(animationName: plan[0].animationName, sections: [plan])])),
-      fromLostConnection: true)
+    player.handle(planned(frames, chunk: 0, seconds: 1), fromLostConnection: true)
     link.run(from: 0, to: 4)
     let segment = try #require(audio.segments.first)
     let lastSpeech = try #require(shown.value.last { $0.content.chunk != nil })
