@@ -141,12 +141,10 @@ public struct PlayerCore: Sendable {
   /// read it after the next connection's status). It is handled as one received before
   /// ``connectionLost()``: what it brings plays out, and its message waits for nothing more.
   public mutating func handle(_ event: ServerEvent, fromLostConnection: Bool = false) -> [Effect] {
-    guard fromLostConnection, !offline else {
-      return receive(event, fromLostConnection: fromLostConnection)
-    }
-    offline = true
-    defer { offline = false }
-    return receive(event, fromLostConnection: true)
+    let wasOffline = offline
+    offline = offline || fromLostConnection
+    defer { offline = wasOffline }
+    return receive(event, fromLostConnection: fromLostConnection)
   }
 
   private mutating func receive(_ event: ServerEvent, fromLostConnection: Bool) -> [Effect] {

@@ -125,7 +125,8 @@ public struct SpeechReceiver: Sendable {
   /// message's.
   public var readyAheadTimeout: Double = 2
   private var open: Message?
-  /// Reconnections so far, and the connection of the event being handled.
+  /// Reconnections so far, and the connection of the event being handled (set by
+  /// ``receive(_:now:fromLostConnection:)``, read only inside it).
   private var connection = 0
   private var eventConnection = 0
   private var nextMessage = 0
@@ -169,7 +170,6 @@ public struct SpeechReceiver: Sendable {
     _ event: ServerEvent, now: Double, fromLostConnection: Bool = false
   ) -> [Action] {
     eventConnection = fromLostConnection ? connection - 1 : connection
-    defer { eventConnection = connection }
     switch event {
     case .audioChunk(let chunk):
       return audioChunk(chunk, now: now)
@@ -239,8 +239,7 @@ public struct SpeechReceiver: Sendable {
   /// nothing more (after a reconnect, the same words again are a new message).
   public mutating func connectionLost() -> [Action] {
     let actions = flushAwaiting()
-    if open?.ended == false { open?.endedByDrop = true }
-    open?.ended = true
+    endOpenByDrop()
     recentOpeners = []
     readyAhead = [:]
     early = []
@@ -250,12 +249,17 @@ public struct SpeechReceiver: Sendable {
   /// The connection is back: what comes now is new (a new connection never re-sends the old
   /// one's events).
   public mutating func connectionRestored() {
-    if open?.ended == false { open?.endedByDrop = true }
-    open?.ended = true
+    endOpenByDrop()
     connection += 1
-    eventConnection = connection
     recentOpeners = []
     readyAhead = [:]
+  }
+
+  /// The open message can get nothing more: its connection dropped (unless `audio_end` ended
+  /// it before).
+  private mutating func endOpenByDrop() {
+    if open?.ended == false { open?.endedByDrop = true }
+    open?.ended = true
   }
 
   /// The app interrupted the open message: its later chunks are dropped as stale.

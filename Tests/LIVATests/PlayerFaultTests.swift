@@ -36,25 +36,7 @@ struct PlayerFaultTests {
   /// Chunk 0 of a message: its images in one batch, then its plan and audio.
   func sendChunkZero(_ player: LIVAPlayer, frames: [OverlayFrame]) {
     player.handle(.frameImagesBatch(FrameImagesBatch(frames: frames, chunkIndex: 0, batchIndex: 0)))
-    player.handle(
-      .audioChunk(
-        AudioChunk(
-          audio: silentMP3(seconds: Double(frames.count) / 30), chunkIndex: 0,
-          animations: [ChunkAnimation(animationName: frames[0].animationName, sections: [frames])])
-      ))
-  }
-
-  /// A `receive_audio` of chunk `index` planning `frames` (their images come in batches).
-  func planned(_ frames: [OverlayFrame], chunk index: Int, seconds: Double) -> ServerEvent {
-    let plan = frames.map {
-      var frame = $0
-      frame.image = nil
-      return frame
-    }
-    return .audioChunk(
-      AudioChunk(
-        audio: silentMP3(seconds: seconds), chunkIndex: index,
-        animations: [ChunkAnimation(animationName: plan[0].animationName, sections: [plan])]))
+    player.handle(planned(frames, chunk: 0, seconds: Double(frames.count) / 30))
   }
 
   @Test(

@@ -89,6 +89,20 @@ func wireFrames(count: Int, tag: String) throws -> [OverlayFrame] {
   }
 }
 
+/// A `receive_audio` of chunk `index` planning `frames` (their images come in batches), with
+/// `seconds` of audio.
+func planned(_ frames: [OverlayFrame], chunk index: Int, seconds: Double) -> ServerEvent {
+  let plan = frames.map {
+    var frame = $0
+    frame.image = nil
+    return frame
+  }
+  return .audioChunk(
+    AudioChunk(
+      audio: silentMP3(seconds: seconds), chunkIndex: index,
+      animations: [ChunkAnimation(animationName: plan[0].animationName, sections: [plan])]))
+}
+
 /// Waits until a condition holds, at most `timeout` of real time (polling every 10 ms): for work
 /// on other threads, not for timing. The limit is the clock's, not a count of polls, so a loaded
 /// machine does not shorten it; callers fail with their own message when it returns false.
@@ -154,12 +168,7 @@ struct PlayerTests {
   func sendChunkZero(_ player: LIVAPlayer, frames: [OverlayFrame]) {
     player.handle(
       .frameImagesBatch(FrameImagesBatch(frames: frames, chunkIndex: 0, batchIndex: 0)))
-    player.handle(
-      .audioChunk(
-        AudioChunk(
-          audio: silentMP3(seconds: Double(frames.count) / 30), chunkIndex: 0,
-          animations: [ChunkAnimation(animationName: frames[0].animationName, sections: [frames])]))
-    )
+    player.handle(planned(frames, chunk: 0, seconds: Double(frames.count) / 30))
   }
 
   func speak(_ player: LIVAPlayer, frames: [OverlayFrame], chunkSize: Int) {
