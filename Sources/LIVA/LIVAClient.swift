@@ -27,11 +27,18 @@ public struct LIVAConfiguration: Sendable {
   /// directory of its own under it (``cacheDirectory``). Several clients, in one process or
   /// several, may share one root.
   public var cacheRoot: URL
-  /// This avatar's cache directory under ``cacheRoot``, keyed by ``serverURL``, ``agentID``
-  /// and ``resolution`` (see ``LIVAMedia/BaseFrameStore/cacheDirectory(in:server:agentID:resolution:)``).
+  /// The server's identity in the cache key; nil (the default): ``serverURL``. Set it when one
+  /// backend is reached at changing addresses (a loopback server on a new port each launch,
+  /// several gateways of one deployment), so that its avatar is downloaded once. Never give
+  /// two backends whose avatars differ the same identity: one would draw the other's frames.
+  public var cacheServerIdentity: String?
+  /// This avatar's cache directory under ``cacheRoot``, keyed by the server
+  /// (``cacheServerIdentity``, else ``serverURL``), ``agentID`` and ``resolution`` (see
+  /// ``LIVAMedia/BaseFrameStore/cacheDirectory(in:server:agentID:resolution:)``).
   public var cacheDirectory: URL {
     BaseFrameStore.cacheDirectory(
-      in: cacheRoot, server: serverURL, agentID: agentID, resolution: resolution)
+      in: cacheRoot, server: cacheServerIdentity ?? serverURL, agentID: agentID,
+      resolution: resolution)
   }
   /// Bytes of base-animation files kept on disk.
   public var cacheByteLimit: Int = 512 << 20

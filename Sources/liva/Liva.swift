@@ -172,7 +172,8 @@ struct Demo: AsyncParsableCommand {
     let session = SessionOptions(
       serverURL: "http://127.0.0.1:\(port)", userID: "demo", agentID: "sample",
       resolution: size.resolution, cacheRoot: cacheRoot.appendingPathComponent("client-\(size)"),
-      output: URL(fileURLWithPath: output), messages: sentences, greet: true, audioSkew: audioSkew,
+      cacheServerIdentity: "liva-demo-sample-avatar", output: URL(fileURLWithPath: output),
+      messages: sentences, greet: true, audioSkew: audioSkew,
       frameBudget: frameBudget.map { $0 << 20 }, logger: try log.logger("liva"))
     try await runSession(session)
   }

@@ -13,6 +13,8 @@ struct SessionOptions {
   var instanceID = "default"
   var resolution: Int
   var cacheRoot: URL
+  /// `LIVAConfiguration.cacheServerIdentity`: the demo's backend listens on a new port each run.
+  var cacheServerIdentity: String?
   var output: URL
   var messages: [String]
   var greet: Bool
@@ -67,6 +69,7 @@ func configuration(_ options: SessionOptions) -> LIVAConfiguration {
     serverURL: options.serverURL, userID: options.userID, agentID: options.agentID,
     cacheRoot: options.cacheRoot)
   configuration.instanceID = options.instanceID
+  configuration.cacheServerIdentity = options.cacheServerIdentity
   configuration.resolution = options.resolution
   configuration.logger = options.logger
   if let budget = options.frameBudget { configuration.decodedFrameByteLimit = budget }

@@ -188,4 +188,27 @@ struct ClientCacheKeyTests {
     }
     await server.stop()
   }
+
+  @Test("one backend reached at changing addresses keeps one cache when told its identity")
+  func cacheServerIdentity() {
+    let root = URL(fileURLWithPath: "/tmp/liva-cache")
+    func configuration(port: Int, identity: String?) -> LIVAConfiguration {
+      var configuration = LIVAConfiguration(
+        serverURL: "http://127.0.0.1:\(port)", userID: "u", agentID: "sample", cacheRoot: root)
+      configuration.cacheServerIdentity = identity
+      return configuration
+    }
+    // By default the address is the server: another port, another cache.
+    #expect(
+      configuration(port: 40001, identity: nil).cacheDirectory
+        != configuration(port: 40002, identity: nil).cacheDirectory)
+    let first = configuration(port: 40001, identity: "loopback-demo").cacheDirectory
+    #expect(first == configuration(port: 40002, identity: "loopback-demo").cacheDirectory)
+    #expect(first != configuration(port: 40001, identity: "another-demo").cacheDirectory)
+    #expect(first.deletingLastPathComponent().path == root.path)
+    // The identity stands for the server in the key; agent and resolution still count.
+    var otherAgent = configuration(port: 40001, identity: "loopback-demo")
+    otherAgent.agentID = "other"
+    #expect(first != otherAgent.cacheDirectory)
+  }
 }
