@@ -8,7 +8,9 @@ let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
 let package = Package(
   name: "LIVA",
-  platforms: [.iOS(.v16), .macOS(.v13)],
+  // tvOS and Mac Catalyst named too: `canImport(UIKit)` admits them, and the shells' display
+  // pacing (`CAFrameRateRange`) needs 15 there.
+  platforms: [.iOS(.v16), .macOS(.v13), .tvOS(.v16), .macCatalyst(.v16)],
   products: [
     .library(name: "JSONWire", targets: ["JSONWire"]),
     .library(name: "LIVAProtocol", targets: ["LIVAProtocol"]),

@@ -23,7 +23,9 @@ let webGPU: Bool = {
 
 let package = Package(
   name: "PngineKit",
-  platforms: [.iOS(.v18), .macOS(.v15)],
+  // tvOS and Mac Catalyst named too: `canImport(UIKit)` admits them, and the view's display
+  // pacing (`CAFrameRateRange`) needs 15 there.
+  platforms: [.iOS(.v18), .macOS(.v15), .tvOS(.v18), .macCatalyst(.v18)],
   products: [
     .library(name: "PngineKit", targets: ["PngineKit"]),
     .executable(name: "pngine", targets: ["pngine"]),

@@ -11,14 +11,17 @@
   /// positions are what is heard, output latency included. Every decision is the timeline's;
   /// this class only carries its actions out.
   public final class AudioEngineOutput: AudioOutput, @unchecked Sendable {
-    // @unchecked: `timeline` and `buffers` are touched under `lock` only; the AVAudioEngine
-    // objects are documented as usable from any thread.
-    private let engine = AVAudioEngine()
-    private let player = AVAudioPlayerNode()
+    // @unchecked: `timeline`, `buffers`, `engine`, `player` and `observer` are touched under
+    // `lock` only (`perform` takes a snapshot of the engine and node); the AVAudioEngine objects
+    // are documented as usable from any thread.
+    private var engine = AVAudioEngine()
+    private var player = AVAudioPlayerNode()
+    private var observer: (any NSObjectProtocol)?
     private let lock = NSLock()
     private var timeline: AudioTimeline
     private var buffers: [ChunkID: AVAudioPCMBuffer] = [:]
     private let format: AVAudioFormat
+    private let decoding = DispatchQueue(label: "liva.audio.decode", qos: .userInitiated)
 
     /// Attaches a player node to a new engine and starts it; `outputLatency` is the route's
     /// (``AudioSessionSetup/outputLatency`` on iOS).
@@ -32,33 +35,127 @@
       player.play()
       timeline = AudioTimeline(
         sampleRate: sampleRate, outputLatency: outputLatency, displayTime: CACurrentMediaTime())
+      observer = observeConfigurationChanges(of: engine)
     }
 
-    /// Decodes and schedules a chunk's audio as the timeline says.
-    public func start(_ chunk: ChunkID, audio: Data, offset: Double, at time: Double) {
-      let prepared = lock.withLock { buffers[chunk] }
-      guard let buffer = prepared ?? Self.decode(audio, to: format) else { return }
+    deinit {
+      if let observer { NotificationCenter.default.removeObserver(observer) }
+    }
+
+    /// A route or sample-rate change stops the engine (`AVAudioEngineConfigurationChange`): it is
+    /// restarted and the chunk goes on from where it was heard, as after an interruption.
+    private func observeConfigurationChanges(of engine: AVAudioEngine) -> any NSObjectProtocol {
+      NotificationCenter.default.addObserver(
+        forName: .AVAudioEngineConfigurationChange, object: engine, queue: nil
+      ) { [weak self] _ in
+        guard let self else { return }
+        let now = CACurrentMediaTime()
+        self.perform(
+          self.lock.withLock { () -> [AudioTimeline.Action] in
+            // Interrupted or let go: the engine restarts when that ends.
+            guard !self.timeline.interrupted else { return [] }
+            return self.timeline.interruptionBegan(at: now)
+              + self.timeline.interruptionEnded(at: now, sampleTime: 0)
+          })
+      }
+    }
+
+    /// The media services were reset (`AVAudioSession.mediaServicesWereResetNotification`):
+    /// every audio object is gone. A new engine and node are built and started, and the chunk
+    /// goes on from where it was heard. (The session's category is the app's to set again:
+    /// ``LifecycleObserver`` does.)
+    public func mediaServicesWereReset(at time: Double) {
       let actions = lock.withLock { () -> [AudioTimeline.Action] in
-        buffers[chunk] = buffer
-        refreshAnchor()
-        let actions = timeline.start(
-          chunk, totalFrames: Int64(buffer.frameLength), offset: offset, at: time)
-        // Only the chunks on the timeline keep their PCM.
-        let kept = Set(timeline.segments.map(\.chunk))
-        buffers = buffers.filter { kept.contains($0.key) }
-        return actions
+        _ = timeline.interruptionBegan(at: time)
+        if let observer { NotificationCenter.default.removeObserver(observer) }
+        let engine = AVAudioEngine()
+        let player = AVAudioPlayerNode()
+        engine.attach(player)
+        engine.connect(player, to: engine.mainMixerNode, format: format)
+        self.engine = engine
+        self.player = player
+        observer = observeConfigurationChanges(of: engine)
+        return timeline.interruptionEnded(at: time, sampleTime: 0)
       }
       perform(actions)
     }
 
-    /// Decodes the next chunk's audio as soon as it is there and, while the one before is
-    /// still playing, schedules it at the exact sample where that one ends.
+    /// The audio session is about to be let go (``LIVAPlatform/LifecyclePolicy``'s
+    /// `deactivateAudioSession`): the engine stops; the position heard is kept.
+    public func sessionWillDeactivate(at time: Double) {
+      let engine = lock.withLock { () -> AVAudioEngine in
+        _ = timeline.interruptionBegan(at: time)
+        return self.engine
+      }
+      engine.stop()
+    }
+
+    /// The audio session is active again: the engine restarts, and a chunk started meanwhile
+    /// plays from where it is heard (the mouth waited at its offset).
+    public func sessionDidActivate(at time: Double) {
+      perform(lock.withLock { timeline.interruptionEnded(at: time, sampleTime: 0) })
+    }
+
+    /// Schedules a chunk's audio as the timeline says. Audio not prepared yet is decoded on a
+    /// background queue, never on the caller's (the display link's) thread: meanwhile the
+    /// timeline holds the position at `offset`, so the mouth waits for the sound.
+    public func start(_ chunk: ChunkID, audio: Data, offset: Double, at time: Double) {
+      let actions = lock.withLock { () -> [AudioTimeline.Action]? in
+        guard let buffer = buffers[chunk] else {
+          timeline.startPending(chunk, offset: offset, at: time)
+          return nil
+        }
+        return startLocked(chunk, buffer: buffer, offset: offset, at: time)
+      }
+      guard let actions else {
+        decoding.async { [weak self] in
+          guard let self else { return }
+          let buffer = Self.decode(audio, to: self.format)
+          let actions = self.lock.withLock { () -> [AudioTimeline.Action] in
+            // Stopped, or another chunk started, while it was decoded: nothing to do.
+            guard self.timeline.pendingStart == chunk else { return [] }
+            guard let buffer else {
+              self.timeline.abandonPending(chunk)  // undecodable: no sound, the mouth goes on
+              return []
+            }
+            self.buffers[chunk] = buffer
+            return self.startLocked(chunk, buffer: buffer, offset: offset, at: CACurrentMediaTime())
+          }
+          self.perform(actions)
+        }
+        return
+      }
+      perform(actions)
+    }
+
+    /// `lock` held.
+    private func startLocked(
+      _ chunk: ChunkID, buffer: AVAudioPCMBuffer, offset: Double, at time: Double
+    ) -> [AudioTimeline.Action] {
+      refreshAnchor()
+      let actions = timeline.start(
+        chunk, totalFrames: Int64(buffer.frameLength), offset: offset, at: time)
+      keepTimelineBuffers()
+      return actions
+    }
+
+    /// Only the chunks on the timeline or handed over to it keep their PCM.
+    private func keepTimelineBuffers() {
+      let kept = Set(timeline.segments.map(\.chunk) + timeline.handedOver)
+      buffers = buffers.filter { kept.contains($0.key) }
+    }
+
+    /// Decodes the next chunk's audio as soon as it is there (on the caller's thread: the
+    /// player's event delivery, not the display link) and hands it to the timeline, which
+    /// schedules it at the exact sample where the chunk before it ends.
     public func prepare(_ chunk: ChunkID, audio: Data, at time: Double) {
       guard let buffer = Self.decode(audio, to: format) else { return }
       let actions = lock.withLock { () -> [AudioTimeline.Action] in
         buffers[chunk] = buffer
         refreshAnchor()
-        return timeline.enqueue(chunk, totalFrames: Int64(buffer.frameLength), at: time)
+        let actions = timeline.enqueue(chunk, totalFrames: Int64(buffer.frameLength), at: time)
+        keepTimelineBuffers()
+        return actions
       }
       perform(actions)
     }
@@ -113,6 +210,8 @@
     }
 
     private func perform(_ actions: [AudioTimeline.Action]) {
+      guard !actions.isEmpty else { return }
+      let (engine, player) = lock.withLock { (self.engine, self.player) }
       for action in actions {
         switch action {
         case .schedule(let chunk, let at, let skip, let frames):
@@ -123,12 +222,12 @@
           player.scheduleBuffer(part, at: when, options: [])
         case .stopPlayer:
           player.stop()
-          player.play()
         case .pausePlayer:
           player.pause()
         case .playPlayer:
           player.play()
         case .restartEngine:
+          player.stop()
           try? engine.start()
           player.play()
         }

@@ -4,12 +4,19 @@
   /// The audio session a talking avatar needs: spoken audio that plays with the ringer switch
   /// off and ducks other apps' audio while it speaks.
   public enum AudioSessionSetup {
-    /// Sets the category (`.playback`, mode `.spokenAudio`, ducking others) and activates the
-    /// session. Call once before connecting.
+    /// Sets the category (`.playback`, mode `.spokenAudio`, ducking others) without activating
+    /// the session. Call once before connecting; with a ``LifecycleObserver`` the session is
+    /// then active only while the avatar speaks (others are ducked only then).
+    public static func configure() throws {
+      try AVAudioSession.sharedInstance().setCategory(
+        .playback, mode: .spokenAudio, options: [.duckOthers])
+    }
+
+    /// Sets the category (``configure()``) and activates the session, for an app that keeps
+    /// it active itself.
     public static func activate() throws {
-      let session = AVAudioSession.sharedInstance()
-      try session.setCategory(.playback, mode: .spokenAudio, options: [.duckOthers])
-      try session.setActive(true)
+      try configure()
+      try AVAudioSession.sharedInstance().setActive(true)
     }
 
     /// Seconds from rendering a sample to hearing it on the current route (output latency plus

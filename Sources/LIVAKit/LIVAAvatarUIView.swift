@@ -30,12 +30,13 @@
       }
     }
 
-    /// Builds the pipeline for `configuration` (its output size is left to the avatar) and
-    /// activates the audio session.
+    /// Builds the pipeline for `configuration` (its output size is left to the avatar) and sets
+    /// the audio session's category; the session is active while the avatar speaks (see
+    /// ``LifecycleObserver``).
     public init(
       configuration: LIVAConfiguration, lifecycle: LifecyclePolicy.Configuration = .init()
     ) throws {
-      try AudioSessionSetup.activate()
+      try AudioSessionSetup.configure()
       var configuration = configuration
       configuration.player.width = nil
       configuration.player.height = nil

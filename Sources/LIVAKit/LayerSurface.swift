@@ -8,10 +8,16 @@
   /// A ``LIVA/RenderSurface`` that shows frames as a layer's contents: each frame becomes a
   /// `CGImage` on the display link's thread (converted once by
   /// ``LIVAPlatform/PixelHandoff``), and only the assignment of `contents` happens on the main
-  /// thread.
+  /// thread. Frames pass through a ``PlaybackLifecycle/LatestWins`` mailbox: a busy main thread
+  /// gets the newest frame once, never a queue of stale ones.
   public final class LayerSurface: RenderSurface, @unchecked Sendable {
-    // @unchecked: `layer` is only touched on the main thread.
+    // @unchecked: `layer` is only touched on the main thread; `mailbox` under `lock`.
     private let layer: CALayer
+    private let lock = NSLock()
+    private var mailbox = LatestWins<CGImage>()
+
+    /// Frames replaced by a newer one before the main thread showed them.
+    public var framesReplaced: Int { lock.withLock { mailbox.replaced } }
 
     /// A surface drawing into `layer` (the view's backing layer).
     public init(layer: CALayer) { self.layer = layer }
@@ -21,10 +27,10 @@
       let handoff = PixelHandoff(
         width: frame.width, height: frame.height, straightRGBA: frame.pixels)
       guard let image = Self.image(handoff) else { return }
-      // The layer is only touched on the main thread; the image is immutable.
-      nonisolated(unsafe) let layer = layer
-      nonisolated(unsafe) let image = image
-      DispatchQueue.main.async {
+      guard lock.withLock({ mailbox.post(image) }) else { return }  // a delivery is on its way
+      DispatchQueue.main.async { [self] in
+        // The newest frame when the main thread gets here (CGImage is immutable).
+        guard let image = lock.withLock({ mailbox.take() }) else { return }
         CATransaction.begin()
         CATransaction.setDisableActions(true)  // no implicit cross-fade between frames
         layer.contents = image

@@ -6,9 +6,13 @@
   import QuartzCore
   import UIKit
 
-  /// Observes the app's life cycle and the audio session, feeds
+  /// Observes the app's life cycle, the audio session and the client's speech, feeds
   /// ``LIVAPlatform/LifecyclePolicy`` and carries its actions out on a client (and its audio
   /// output). Holds no decision of its own.
+  ///
+  /// With an audio output it also owns the audio session's activity: active from the moment a
+  /// message starts speaking, let go (`notifyOthersOnDeactivation`, so other apps stop ducking)
+  /// after ``LIVAPlatform/LifecyclePolicy/Configuration/audioSessionLinger`` of silence.
   @MainActor
   public final class LifecycleObserver {
     private var policy: LifecyclePolicy
@@ -16,6 +20,7 @@
     private let audio: AudioEngineOutput?
     private var tokens: [any NSObjectProtocol] = []
     private var timer: Timer?
+    private var speech: Task<Void, Never>?
 
     /// Starts observing for `client` (and `audio`, for interruptions and route changes).
     public init(
@@ -34,10 +39,9 @@
       }
       observe(UIApplication.didEnterBackgroundNotification) { [weak self] _ in
         self?.apply { $0.enterBackground(now: $1) }
-        self?.startTimer()
       }
       observe(UIApplication.willEnterForegroundNotification) { [weak self] _ in
-        self?.timer?.invalidate()
+        // Suspended, no tick ran: the policy reads the time spent away here.
         self?.apply { $0.enterForeground(now: $1) }
       }
       observe(UIApplication.didReceiveMemoryWarningNotification) { [weak self] _ in
@@ -74,6 +78,31 @@
           }
         self?.apply { $0.routeChanged(change, now: $1) }
       }
+      observe(AVAudioSession.mediaServicesWereResetNotification) { [weak self] _ in
+        // Every audio object is gone: the session is set up again and the engine rebuilt.
+        try? AudioSessionSetup.configure()
+        if self?.policy.audioSessionActive == true {
+          try? AVAudioSession.sharedInstance().setActive(true)
+        }
+        self?.audio?.mediaServicesWereReset(at: CACurrentMediaTime())
+      }
+      startTimer()
+      if audio != nil {
+        let events = client.events
+        speech = Task { @MainActor [weak self] in
+          for await event in events {
+            switch event {
+            case .speakingStarted: self?.apply { $0.audioNeeded(now: $1) }
+            case .speakingEnded: self?.apply { $0.audioIdle(now: $1) }
+            default: break
+            }
+          }
+        }
+      }
+    }
+
+    deinit {
+      speech?.cancel()
     }
 
     /// Stops observing.
@@ -81,18 +110,30 @@
       tokens.forEach(NotificationCenter.default.removeObserver)
       tokens = []
       timer?.invalidate()
+      timer = nil
+      speech?.cancel()
+      speech = nil
     }
 
-    /// Background time passes: once a second, for the grace period.
+    /// Time passes, once a second, in the foreground and (while the app runs there) in the
+    /// background: the background grace period, the audio session's linger.
     private func startTimer() {
       timer?.invalidate()
-      timer = Timer.scheduledTimer(withTimeInterval: 1, repeats: true) { [weak self] _ in
-        MainActor.assumeIsolated { self?.apply { $0.tick(now: $1) } }
+      let timer = Timer(timeInterval: 1, repeats: true) { [weak self] timer in
+        MainActor.assumeIsolated {
+          // The observer went without invalidate(): the timer goes with it.
+          guard let self else { return timer.invalidate() }
+          self.apply { $0.tick(now: $1) }
+        }
       }
+      timer.tolerance = 0.25
+      RunLoop.main.add(timer, forMode: .common)
+      self.timer = timer
     }
 
     private func apply(_ input: (inout LifecyclePolicy, Double) -> [LifecyclePolicy.Action]) {
-      for action in input(&policy, CACurrentMediaTime()) {
+      let now = CACurrentMediaTime()
+      for action in input(&policy, now) {
         switch action {
         case .pause: client.pause()
         case .resume: client.resume()
@@ -101,6 +142,14 @@
         case .purge(let level): client.player.purgeMemory(level)
         case .stop: client.pause()
         case .refreshOutputLatency: audio?.setOutputLatency(AudioSessionSetup.outputLatency)
+        case .activateAudioSession:
+          try? AVAudioSession.sharedInstance().setActive(true)
+          audio?.setOutputLatency(AudioSessionSetup.outputLatency)
+          audio?.sessionDidActivate(at: now)
+        case .deactivateAudioSession:
+          audio?.sessionWillDeactivate(at: now)
+          try? AVAudioSession.sharedInstance().setActive(
+            false, options: .notifyOthersOnDeactivation)
         }
       }
     }

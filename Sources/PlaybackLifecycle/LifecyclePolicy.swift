@@ -68,6 +68,11 @@ public struct LifecyclePolicy: Sendable {
     case purge(PurgeLevel)
     /// Read the output latency again (a new audio route).
     case refreshOutputLatency
+    /// Activate the audio session (and start the audio engine on it) before audio plays.
+    case activateAudioSession
+    /// Stop the audio engine and deactivate the audio session, telling other apps (they stop
+    /// ducking and may resume).
+    case deactivateAudioSession
   }
 
   /// The policy's settings.
@@ -77,6 +82,9 @@ public struct LifecyclePolicy: Sendable {
     public var backgroundGrace: Double? = 30
     /// What going to the background does (default ``BackgroundBehavior/pauseAndRestore``).
     public var backgroundBehavior = BackgroundBehavior.pauseAndRestore
+    /// Seconds of silence after which the audio session is let go (default 2: the gap between
+    /// two messages keeps it); nil keeps it active once activated.
+    public var audioSessionLinger: Double? = 2
 
     /// Whether to pause in the background: false is ``BackgroundBehavior/keepPlaying``, true
     /// ``BackgroundBehavior/pauseAndRestore``.
@@ -104,6 +112,10 @@ public struct LifecyclePolicy: Sendable {
   public private(set) var backgroundSince: Double?
   /// Whether the policy closed the connection (and will open it again in the foreground).
   public private(set) var disconnected = false
+  /// Whether the audio session is active (as far as this policy activated it).
+  public private(set) var audioSessionActive = false
+  /// Since when no audio has been needed, while the session is active.
+  public private(set) var audioIdleSince: Double?
 
   /// A policy for an app in the foreground, playing.
   public init(configuration: Configuration = Configuration()) {
@@ -140,11 +152,17 @@ public struct LifecyclePolicy: Sendable {
     }
   }
 
-  /// The app came back to the foreground.
+  /// The app came back to the foreground. Suspended past the grace period (a suspended app's
+  /// timer never fires, so no ``tick(now:)`` closed the connection), the connection is stale:
+  /// it is closed and opened again.
   public mutating func enterForeground(now: Double) -> [Action] {
-    guard backgroundSince != nil else { return [] }
+    guard let since = backgroundSince else { return [] }
     backgroundSince = nil
     var actions: [Action] = []
+    if !disconnected, let grace = configuration.backgroundGrace, now - since >= grace {
+      actions.append(.disconnect)
+      disconnected = true
+    }
     if disconnected {
       disconnected = false
       actions.append(.reconnect)
@@ -152,16 +170,44 @@ public struct LifecyclePolicy: Sendable {
     return actions + remove(.background)
   }
 
-  /// Time passes (call it on a timer in the background, e.g. once a second).
+  /// Time passes (call it on a timer, e.g. once a second): the background grace period, the
+  /// audio session's linger.
   public mutating func tick(now: Double) -> [Action] {
-    guard let since = backgroundSince, let grace = configuration.backgroundGrace, !disconnected,
+    var actions: [Action] = []
+    if let idle = audioIdleSince, let linger = configuration.audioSessionLinger,
+      now - idle >= linger
+    {
+      audioIdleSince = nil
+      audioSessionActive = false
+      actions.append(.deactivateAudioSession)
+    }
+    if let since = backgroundSince, let grace = configuration.backgroundGrace, !disconnected,
       now - since >= grace
-    else { return [] }
-    disconnected = true
-    return [.disconnect]
+    {
+      disconnected = true
+      actions.append(.disconnect)
+    }
+    return actions
   }
 
   // MARK: Audio session
+
+  /// Audio is about to play (speech started arriving): the session must be active.
+  public mutating func audioNeeded(now: Double) -> [Action] {
+    audioIdleSince = nil
+    guard !audioSessionActive else { return [] }
+    audioSessionActive = true
+    return [.activateAudioSession]
+  }
+
+  /// Nothing plays any more: after ``Configuration/audioSessionLinger`` of this, a
+  /// ``tick(now:)`` lets the session go.
+  public mutating func audioIdle(now: Double) -> [Action] {
+    if audioSessionActive, audioIdleSince == nil { audioIdleSince = now }
+    return []
+  }
+
+  // MARK: Interruptions and routes
 
   /// The system interrupted the audio.
   public mutating func interruptionBegan(now: Double) -> [Action] { add(.interruption) }

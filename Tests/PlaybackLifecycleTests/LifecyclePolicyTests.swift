@@ -8,6 +8,7 @@ struct LifecyclePolicyTests {
     case interruptionEnded(Bool)
     case route(LifecyclePolicy.RouteChange)
     case memory
+    case audioNeeded, audioIdle
   }
 
   /// Runs `events` (with their times) and returns every action, in order.
@@ -30,6 +31,8 @@ struct LifecyclePolicyTests {
         actions += policy.interruptionEnded(shouldResume: resume, now: now)
       case .route(let change): actions += policy.routeChanged(change, now: now)
       case .memory: actions += policy.memoryWarning(now: now)
+      case .audioNeeded: actions += policy.audioNeeded(now: now)
+      case .audioIdle: actions += policy.audioIdle(now: now)
       }
     }
     return (policy, actions)
@@ -121,5 +124,54 @@ struct LifecyclePolicyTests {
     }
     #expect(actions == [.pause, .stop])
     #expect(policy.pauseReasons == [.app])
+  }
+
+  @Test(
+    "suspended in the background past the grace period (no tick ran): a fresh connection on return")
+  func suspendedPastGrace() {
+    // The app was suspended: its timer never fired. Back after 10 min, the socket is stale.
+    #expect(
+      run([(0, .background), (600, .foreground)]).1 == [.pause, .disconnect, .reconnect, .resume])
+    // Back within the grace period: the connection stays.
+    #expect(run([(0, .background), (29, .foreground)]).1 == [.pause, .resume])
+    // No grace period: never closed.
+    #expect(
+      run([(0, .background), (600, .foreground)]) { $0.backgroundGrace = nil }.1 == [
+        .pause, .resume,
+      ])
+  }
+
+  @Test(
+    "the audio session: active while speech needs it, let go after the linger (others stop ducking)",
+    arguments: [
+      // Speech, then silence past the linger: deactivated once, on the tick after it.
+      (
+        [(0, .audioNeeded), (3, .audioIdle), (3.5, .tick), (5, .tick), (6, .tick)],
+        [.activateAudioSession, .deactivateAudioSession]
+      ),
+      // The next message within the linger keeps it active: no flapping between messages.
+      (
+        [(0, .audioNeeded), (3, .audioIdle), (4, .audioNeeded), (5.5, .tick), (8, .audioIdle)],
+        [.activateAudioSession]
+      ),
+      // Needed again after it was let go: activated again.
+      (
+        [(0, .audioNeeded), (1, .audioIdle), (3, .tick), (4, .audioNeeded)],
+        [.activateAudioSession, .deactivateAudioSession, .activateAudioSession]
+      ),
+      // Idle without ever being needed: nothing to let go.
+      ([(0, .audioIdle), (10, .tick)], []),
+    ] as [([(Double, Event)], [LifecyclePolicy.Action])])
+  func audioSession(events: [(Double, Event)], expected: [LifecyclePolicy.Action]) {
+    #expect(run(events).1 == expected)
+  }
+
+  @Test("an audio session that is never let go (audioSessionLinger nil)")
+  func audioSessionKept() {
+    let (policy, actions) = run([(0, .audioNeeded), (1, .audioIdle), (100, .tick)]) {
+      $0.audioSessionLinger = nil
+    }
+    #expect(actions == [.activateAudioSession])
+    #expect(policy.audioSessionActive)
   }
 }

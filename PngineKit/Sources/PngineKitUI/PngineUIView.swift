@@ -3,6 +3,7 @@
   import PngineKit
   import PngineWebGPU
   import QuartzCore
+  import Synchronization
   import UIKit
 
   /// A UIKit view playing a PNGine PNG. It loads once it has a size (the canvas is its size in
@@ -14,8 +15,10 @@
   /// The view's layer is a `CAMetalLayer`, and the canvas is the current texture of a wgpu
   /// surface made from it (``PngineWebGPU/SurfaceSource/metalLayer(_:)``): each frame is drawn
   /// into the layer's drawable and presented, nothing is read back. Rendering, presenting and
-  /// resizing run on a serial queue of its own, never on the main thread. The surface path is
-  /// the one `SurfaceTests` exercise on Linux (an X11 window instead of the layer).
+  /// resizing run on a serial queue of its own, never on the main thread; ticks reach it through
+  /// a `LatestWins` mailbox, so a slow frame merges the ticks behind it instead of queueing them.
+  /// The surface path is the one `SurfaceTests` exercise on Linux (an X11 window instead of the
+  /// layer).
   @MainActor
   public final class PngineUIView: UIView {
     /// A `CAMetalLayer`, the surface the frames are presented on.
@@ -25,12 +28,26 @@
     private let queue = DispatchQueue(label: "PngineKit.render", qos: .userInteractive)
     private let box = DriverBox()
     private var link: CADisplayLink?
-    private var tokens: [any NSObjectProtocol] = []
-    /// The player's settings; changes reach it on the next tick.
+    /// Removed in ``tearDown()``, or when the view goes without it: the observers' closures hold
+    /// the driver (and its GPU device), which then goes with the view.
+    private let tokens = ObserverTokens()
+    /// The player's settings; changes reach it on the next tick (a new frame rate reaches the
+    /// display link at once).
     public var configuration: PnginePlayer.Configuration {
       didSet {
         let configuration = configuration
         queue.async { [box] in box.driver?.configure { $0 = configuration } }
+        if let link { pace(link) }
+      }
+    }
+    /// Whether playback is paused: a paused view holds its frame and renders nothing.
+    public var isPaused = false {
+      didSet {
+        guard isPaused != oldValue else { return }
+        let (paused, now) = (isPaused, CACurrentMediaTime())
+        queue.async { [box] in
+          if paused { box.driver?.pause(now: now) } else { box.driver?.play(now: now) }
+        }
       }
     }
 
@@ -51,7 +68,7 @@
     private func forward(
       _ name: Notification.Name, _ body: @escaping @Sendable (PngineHeadlessDriver, Double) -> Void
     ) {
-      tokens.append(
+      tokens.list.append(
         NotificationCenter.default.addObserver(forName: name, object: nil, queue: .main) {
           [queue, box] _ in
           let now = CACurrentMediaTime()
@@ -66,7 +83,8 @@
     public override func layoutSubviews() {
       super.layoutSubviews()
       guard bounds.width > 0, bounds.height > 0 else { return }
-      let scale = window?.screen.scale ?? 2
+      // The trait collection knows the scale before the view is in a window.
+      let scale = traitCollection.displayScale > 0 ? traitCollection.displayScale : 1
       layer.contentsScale = scale
       let width = UInt32(bounds.width * scale)
       let height = UInt32(bounds.height * scale)
@@ -76,7 +94,7 @@
         // The surface borrows the layer; the box (which outlives the driver) holds it too.
         box.layer = layer
         let surface = SurfaceSource.metalLayer(Unmanaged.passUnretained(layer).toOpaque())
-        let (png, configuration) = (png, configuration)
+        let (png, configuration, paused) = (png, configuration, isPaused)
         let now = CACurrentMediaTime()
         queue.async { [box] in
           let driver = PngineHeadlessDriver(
@@ -84,6 +102,7 @@
             configuration: configuration)
           box.driver = driver
           driver.load(now: now)
+          if paused { driver.pause(now: now) }
         }
         return
       }
@@ -99,39 +118,67 @@
       link = nil
       guard window != nil else { return }
       let link = CADisplayLink(target: Proxy(self), selector: #selector(Proxy.tick(_:)))
-      if let rate = configuration.effectiveFrameRate {
-        let range = FramePacing.preferredRange(
-          contentRate: rate, displayMaximum: Double(window?.screen.maximumFramesPerSecond ?? 60))
-        link.preferredFrameRateRange = CAFrameRateRange(
-          minimum: Float(range.minimum), maximum: Float(range.maximum),
-          preferred: Float(range.preferred))
-      }
+      pace(link)
       link.add(to: .main, forMode: .common)
       self.link = link
     }
 
-    fileprivate func tick(_ link: CADisplayLink) {
-      let now = link.targetTimestamp
-      queue.async { [box] in box.driver?.tick(now: now) }
+    /// Asks the display link for the player's rate (``PlaybackLifecycle/FramePacing``).
+    private func pace(_ link: CADisplayLink) {
+      guard let rate = configuration.effectiveFrameRate else {
+        link.preferredFrameRateRange = .default
+        return
+      }
+      let range = FramePacing.preferredRange(
+        contentRate: rate, displayMaximum: Double(window?.screen.maximumFramesPerSecond ?? 60))
+      link.preferredFrameRateRange = CAFrameRateRange(
+        minimum: Float(range.minimum), maximum: Float(range.maximum),
+        preferred: Float(range.preferred))
     }
 
-    /// Stops ticking and observing.
+    fileprivate func tick(_ link: CADisplayLink) {
+      // Paused: no tick, no render (the player would skip it; the queue need not wake).
+      guard !isPaused else { return }
+      guard box.ticks.withLock({ $0.post(link.targetTimestamp) }) else { return }
+      queue.async { [box] in
+        // The newest tick when the render queue gets here.
+        guard let now = box.ticks.withLock({ $0.take() }) else { return }
+        box.driver?.tick(now: now)
+      }
+    }
+
+    /// Stops ticking and observing, and unloads (safe to call more than once).
     public func tearDown() {
       link?.invalidate()
-      tokens.forEach(NotificationCenter.default.removeObserver)
-      tokens = []
+      link = nil
+      tokens.removeAll()
       let now = CACurrentMediaTime()
-      queue.async { [box] in box.driver?.unload(now: now) }
+      queue.async { [box] in
+        box.driver?.unload(now: now)
+        box.driver = nil
+      }
     }
 
     /// The driver, confined to the render queue.
     private final class DriverBox: @unchecked Sendable {
       // @unchecked: `driver` is touched on the render queue only; `loadRequested` and `size`
-      // on the main thread only.
+      // on the main thread only; `ticks` is a mutex.
       var driver: PngineHeadlessDriver?
+      let ticks = Mutex(LatestWins<Double>())
       var loadRequested = false
       var size: (UInt32, UInt32) = (0, 0)
       var layer: CALayer?
+    }
+
+    /// Notification observers, removed when the view is released (a `@MainActor` view's deinit
+    /// cannot touch its own main-actor state).
+    private final class ObserverTokens {
+      var list: [any NSObjectProtocol] = []
+      func removeAll() {
+        list.forEach(NotificationCenter.default.removeObserver)
+        list = []
+      }
+      deinit { removeAll() }
     }
 
     /// The link's target: holds the view weakly.

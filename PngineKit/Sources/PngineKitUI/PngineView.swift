@@ -7,7 +7,7 @@
   public enum PnginePlaybackMode: Sendable, Hashable {
     /// Playing.
     case playing
-    /// Holding its frame.
+    /// Holding its frame: nothing is rendered, the executor's frame counter stands still.
     case paused
   }
 
@@ -28,18 +28,17 @@
     /// A view playing `png` (the whole PNG file).
     public init(png: Data) { self.png = png }
 
-    /// Plays or holds.
+    /// Plays or holds (``PngineUIView/isPaused``: a held view renders nothing).
     public func playbackMode(_ mode: PnginePlaybackMode) -> Self {
       var copy = self
       copy.mode = mode
-      copy.configuration.speed = mode == .playing ? max(copy.configuration.speed, 0) : 0
       return copy
     }
 
     /// Animation seconds per second.
     public func animationSpeed(_ speed: Double) -> Self {
       var copy = self
-      copy.configuration.speed = copy.mode == .playing ? speed : 0
+      copy.configuration.speed = speed
       return copy
     }
 
@@ -60,6 +59,7 @@
     /// Makes the view (it loads on its first layout with a size).
     public func makeUIView(context: Context) -> PngineUIView {
       let view = PngineUIView(png: png, configuration: configuration)
+      view.isPaused = mode == .paused
       for configure in configurations { configure(view) }
       return view
     }
@@ -67,6 +67,7 @@
     /// Applies changed settings.
     public func updateUIView(_ view: PngineUIView, context: Context) {
       if view.configuration != configuration { view.configuration = configuration }
+      view.isPaused = mode == .paused
       for configure in configurations { configure(view) }
     }
 

@@ -335,7 +335,8 @@ public struct PnginePlayer: Sendable {
         out += stop(now: now)
       case .purge(let level):
         out.append(.purge(level))
-      case .disconnect, .reconnect, .refreshOutputLatency:
+      case .disconnect, .reconnect, .refreshOutputLatency, .activateAudioSession,
+        .deactivateAudioSession:
         break  // no connection, no audio
       }
     }
