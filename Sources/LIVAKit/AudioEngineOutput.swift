@@ -5,6 +5,7 @@
   import LIVAEngine
   import LIVAPlatform
   import LIVAProtocol
+  import QuartzCore
 
   /// A ``LIVA/AudioOutput`` on AVAudioEngine: each chunk's MP3 is decoded to PCM and scheduled
   /// on one `AVAudioPlayerNode` at the sample time ``LIVAPlatform/AudioTimeline`` decides, and
@@ -48,16 +49,22 @@
       NotificationCenter.default.addObserver(
         forName: .AVAudioEngineConfigurationChange, object: engine, queue: nil
       ) { [weak self] _ in
-        guard let self else { return }
-        let now = CACurrentMediaTime()
-        self.perform(
-          self.lock.withLock { () -> [AudioTimeline.Action] in
-            // Interrupted or let go: the engine restarts when that ends.
-            guard !self.timeline.interrupted else { return [] }
-            return self.timeline.interruptionBegan(at: now)
-              + self.timeline.interruptionEnded(at: now, sampleTime: 0)
-          })
+        // Not on the notification's own queue: the engine must not be released (nor restarted)
+        // inside its handler.
+        DispatchQueue.global(qos: .userInitiated).async { [weak self] in
+          self?.restartAfterConfigurationChange(at: CACurrentMediaTime())
+        }
       }
+    }
+
+    private func restartAfterConfigurationChange(at now: Double) {
+      self.perform(
+        self.lock.withLock { () -> [AudioTimeline.Action] in
+          // Interrupted or let go: the engine restarts when that ends.
+          guard !self.timeline.interrupted else { return [] }
+          return self.timeline.interruptionBegan(at: now)
+            + self.timeline.interruptionEnded(at: now, sampleTime: 0)
+        })
     }
 
     /// The media services were reset (`AVAudioSession.mediaServicesWereResetNotification`):

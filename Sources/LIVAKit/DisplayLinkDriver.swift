@@ -41,10 +41,12 @@
       let thread = Thread {
         threadLink.add(to: .current, forMode: .common)
         // `run(mode:before:)` returns after each source it handled (a tick, or `stop`'s wake-up
-        // call below), so a cancelled thread ends; `run(until:)` would never return here.
-        while !Thread.current.isCancelled {
-          _ = RunLoop.current.run(mode: .default, before: .distantFuture)
-        }
+        // call below), so a cancelled thread ends; `run(until:)` would never return here. It
+        // returns false at once when the run loop has no source left (the link invalidated by
+        // its proxy or by deinit): the thread ends then too, instead of spinning.
+        while !Thread.current.isCancelled,
+          RunLoop.current.run(mode: .default, before: .distantFuture)
+        {}
       }
       thread.name = "LIVA display link"
       thread.qualityOfService = .userInteractive
@@ -81,7 +83,7 @@
       handler?(link.targetTimestamp)
     }
 
-    deinit { link?.invalidate() }
+    deinit { stop() }
 
     /// Wakes the link's thread from its run loop (a selector performed on it is a source).
     private final class Waker: NSObject, @unchecked Sendable {
@@ -95,7 +97,11 @@
       weak var driver: DisplayLinkDriver?
       init(_ driver: DisplayLinkDriver) { self.driver = driver }
       @objc func tick(_ link: CADisplayLink) {
-        guard let driver else { return link.invalidate() }
+        guard let driver else {
+          // The driver went without stop(): its thread ends with the link.
+          Thread.current.cancel()
+          return link.invalidate()
+        }
         driver.tick(link)
       }
     }

@@ -60,6 +60,11 @@
         case .ended:
           let options = (info[AVAudioSessionInterruptionOptionKey] as? UInt).map(
             AVAudioSession.InterruptionOptions.init(rawValue:))
+          // The engine restarting would activate the session implicitly; it is activated
+          // here, as the policy has it, before the engine starts.
+          if self?.policy.audioSessionActive == true {
+            try? AVAudioSession.sharedInstance().setActive(true)
+          }
           self?.audio?.interruptionEnded(at: now)
           self?.apply {
             $0.interruptionEnded(shouldResume: options?.contains(.shouldResume) ?? false, now: $1)
@@ -88,6 +93,9 @@
       }
       startTimer()
       if audio != nil {
+        // The audio output started its engine (which activates the session): the session is
+        // let go after the linger unless speech comes first.
+        apply { $0.audioNeeded(now: $1) + $0.audioIdle(now: $1) }
         let events = client.events
         speech = Task { @MainActor [weak self] in
           for await event in events {

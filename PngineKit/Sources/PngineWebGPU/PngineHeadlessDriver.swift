@@ -29,6 +29,12 @@ public final class PngineHeadlessDriver {
   public private(set) var lastSurfaceFrame: SurfaceFrame?
   /// On a surface: frames skipped because the surface had no texture.
   public private(set) var framesSkipped = 0
+  /// Called with every error, as it happens: a load that failed, a frame the executor or the
+  /// GPU refused (a lost device, a budget, a trap). On the driver's thread.
+  public var onError: ((PngineError) -> Void)?
+  /// Called when an animation that does not loop forever reaches its end
+  /// (``PnginePlayer/Action/finished``). On the driver's thread.
+  public var onFinished: (() -> Void)?
 
   private let png: [UInt8]
   private var width: UInt32
@@ -89,6 +95,16 @@ public final class PngineHeadlessDriver {
   public func tick(now: Double) { perform(player.tick(now: now), now: now) }
   /// Plays.
   public func play(now: Double) { perform(player.play(now: now), now: now) }
+  /// Stops: back to time 0 (``PnginePlayer/stop(now:)``).
+  public func stop(now: Double) { perform(player.stop(now: now), now: now) }
+  /// Jumps to animation time `time` (``PnginePlayer/seek(to:now:)``).
+  public func seek(to time: Double, now: Double) {
+    perform(player.seek(to: time, now: now), now: now)
+  }
+  /// Jumps to `progress` (0 to 1) of the duration (``PnginePlayer/seek(toProgress:now:)``).
+  public func seek(toProgress progress: Double, now: Double) {
+    perform(player.seek(toProgress: progress, now: now), now: now)
+  }
   /// Pauses.
   public func pause(now: Double) { perform(player.pause(now: now), now: now) }
   /// The app went to the background.
@@ -119,6 +135,7 @@ public final class PngineHeadlessDriver {
           perform(player.loaded(now: now), now: now)
         } catch {
           lastError = error
+          onError?(error)
           perform(player.loadFailed(error.description, now: now), now: now)
         }
       case .render(let time, _):
@@ -145,6 +162,7 @@ public final class PngineHeadlessDriver {
           perform(player.frameFinished(succeeded: true, now: now), now: now)
         } catch {
           lastError = error
+          onError?(error)
           perform(
             player.frameFinished(succeeded: false, error: error.description, now: now), now: now)
         }
@@ -154,7 +172,9 @@ public final class PngineHeadlessDriver {
         // Both levels: the idle executors go (a later load instantiates again); the loaded
         // animation and its GPU resources stay, so nothing visible changes.
         purgeExecutors()
-      case .autoPaused, .finished:
+      case .finished:
+        onFinished?()
+      case .autoPaused:
         break
       }
     }

@@ -109,6 +109,58 @@ struct PnginePlayerTests {
     #expect(once.rendered.last?.time == 1)
   }
 
+  @Test("repeat(3) plays three passes, then finishes once at the end")
+  func repeatCount() {
+    var clock = PlayerClock {
+      $0.duration = 1
+      $0.loopMode = .repeat(3)
+    }
+    clock.run(seconds: 2.5, hz: 60)
+    clock.tick()
+    #expect(abs(clock.player.time - 0.5) < 1e-9 && clock.player.phase == .playing)
+    #expect(clock.player.completedPasses == 2)
+    clock.run(seconds: 1, hz: 60)
+    #expect(clock.player.time == 1 && clock.player.phase == .ready)
+    #expect(clock.actions.filter { $0 == .finished }.count == 1)
+    #expect(!clock.player.configuration.loops)
+  }
+
+  @Test("autoReverse runs time forward to the end, back to 0, and forward again")
+  func autoReverse() {
+    var clock = PlayerClock {
+      $0.duration = 1
+      $0.loopMode = .autoReverse
+      $0.targetFrameRate = nil
+    }
+    clock.run(seconds: 1.25, hz: 100)
+    clock.tick()  // t = 1.25 s of playing: 0.25 s back from the end
+    #expect(abs(clock.player.time - 0.75) < 1e-9)
+    clock.run(seconds: 1.0, hz: 100)
+    clock.tick()  // 2.25 s: forward again, 0.25 s in
+    #expect(abs(clock.player.time - 0.25) < 1e-9)
+    let times = clock.rendered.map(\.time)
+    #expect(times.allSatisfy { $0 >= 0 && $0 <= 1 })
+    // Its turning points are rendered as they pass: time falls after the first end.
+    #expect(zip(times, times.dropFirst()).contains { $0 > $1 })
+    #expect(!clock.actions.contains(.finished))
+  }
+
+  @Test("progress is time over the duration; seeking to a progress lands there")
+  func progress() {
+    var clock = PlayerClock { $0.duration = 4 }
+    #expect(clock.player.progress == 0)
+    clock.run(seconds: 1, hz: 60)
+    clock.tick()
+    #expect(abs((clock.player.progress ?? -1) - 0.25) < 1e-9)
+    _ = clock.player.seek(toProgress: 0.5, now: clock.now)
+    #expect(clock.player.time == 2)
+    _ = clock.player.seek(toProgress: 7, now: clock.now)  // clamped to the end, which a loop wraps to its start
+    #expect(clock.player.progress == 0)
+    var endless = PlayerClock { $0.duration = nil }
+    endless.run(seconds: 1, hz: 60)
+    #expect(endless.player.progress == nil)
+  }
+
   @Test(
     "background behaviours: what background and foreground do to a playing animation",
     arguments: [

@@ -71,4 +71,35 @@ struct DriverTests {
     #expect(driver.actions.contains { if case .autoPaused(3, _) = $0 { true } else { false } })
     #expect(driver.framesRendered == 1)
   }
+
+  @Test func errorsAndTheEndReachTheAppsCallbacks() throws {
+    var configuration = PnginePlayer.Configuration()
+    configuration.targetFrameRate = nil
+    configuration.duration = 0.05
+    configuration.loopMode = .playOnce
+    let driver = PngineHeadlessDriver(
+      png: try fixture(triangle), width: 32, height: 32, configuration: configuration)
+    var errors: [PngineError.Code] = []
+    var finished = 0
+    driver.onError = { errors.append($0.code) }
+    driver.onFinished = { finished += 1 }
+    driver.load(now: 0)
+    for tick in 0..<6 { driver.tick(now: Double(tick) / 60) }
+    #expect(finished == 1)
+    #expect(errors.isEmpty)
+    // A lost device: every failed frame reaches the app, with its code.
+    driver.seek(toProgress: 0, now: 0.2)
+    driver.play(now: 0.2)
+    driver.renderer?.backend.loseDevice()
+    driver.tick(now: 0.25)
+    driver.tick(now: 0.3)
+    #expect(!errors.isEmpty && errors.allSatisfy { $0 == .deviceLost })
+    // A PNG that is not one: the load error too.
+    let broken = PngineHeadlessDriver(png: [1, 2, 3], width: 8, height: 8)
+    var loadErrors: [PngineError.Code] = []
+    broken.onError = { loadErrors.append($0.code) }
+    broken.load(now: 0)
+    #expect(loadErrors == [.invalidPNG])
+    #expect(broken.player.phase == .failed)
+  }
 }

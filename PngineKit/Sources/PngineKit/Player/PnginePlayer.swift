@@ -72,14 +72,33 @@ public struct PnginePlayer: Sendable {
     case purge(LifecyclePolicy.PurgeLevel)
   }
 
+  /// What happens at the end of an animation with a ``Configuration/duration`` (Lottie's
+  /// `LottieLoopMode`, Rive's loop types).
+  public enum LoopMode: Sendable, Hashable {
+    /// Plays once and finishes at the end.
+    case playOnce
+    /// Wraps to 0 at the end, forever.
+    case loop
+    /// Plays `count` passes, then finishes at the end.
+    case `repeat`(Int)
+    /// Runs to the end, back to 0, and forward again, forever.
+    case autoReverse
+  }
+
   /// The player's settings; a documented value type with defaults.
   public struct Configuration: Sendable, Hashable {
     /// Animation seconds per display second (0.5 is half speed). Negative values count as 0.
     public var speed: Double = 1
     /// The animation's length in seconds, when it has one; nil plays forever.
     public var duration: Double?
-    /// Whether time wraps to 0 at ``duration`` (else playback finishes there).
-    public var loops = true
+    /// What happens at the end of ``duration`` (default ``LoopMode/loop``).
+    public var loopMode = LoopMode.loop
+    /// Whether playback goes on forever (``LoopMode/loop`` or ``LoopMode/autoReverse``);
+    /// setting it picks ``LoopMode/loop`` or ``LoopMode/playOnce``.
+    public var loops: Bool {
+      get { loopMode == .loop || loopMode == .autoReverse }
+      set { loopMode = newValue ? .loop : .playOnce }
+    }
     /// The rate frames are rendered at; nil renders on every display tick.
     public var targetFrameRate: Double? = 60
     /// The animation's own frame rate, when its payload declares one.
@@ -116,6 +135,15 @@ public struct PnginePlayer: Sendable {
   public private(set) var time: Double = 0
   /// Frames rendered since the start (or the last stop); the next frame's number.
   public private(set) var frameCounter = 0
+  /// Passes played to their end since the start (``LoopMode/repeat(_:)``, ``LoopMode/loop``).
+  public private(set) var completedPasses = 0
+  /// Whether time runs backwards (the second half of an ``LoopMode/autoReverse`` pass).
+  public private(set) var isReversing = false
+  /// Where playback is, from 0 to 1: time over ``Configuration/duration``; nil without one.
+  public var progress: Double? {
+    guard let duration = configuration.duration, duration > 0 else { return nil }
+    return min(1, max(0, time / duration))
+  }
   /// Failed frames in a row.
   public private(set) var consecutiveFailures = 0
   /// Whether the app is in the background.
@@ -222,6 +250,13 @@ public struct PnginePlayer: Sendable {
     return []
   }
 
+  /// Jumps to `progress` (0 to 1, clamped) of the animation's ``Configuration/duration``;
+  /// nothing without one.
+  public mutating func seek(toProgress progress: Double, now: Double) -> [Action] {
+    guard let duration = configuration.duration, duration > 0 else { return [] }
+    return seek(to: min(1, max(0, progress)) * duration, now: now)
+  }
+
   /// Jumps to animation time `time` (clamped into the animation); the next tick renders it.
   public mutating func seek(to time: Double, now: Double) -> [Action] {
     self.time = wrapped(max(0, time))
@@ -244,13 +279,10 @@ public struct PnginePlayer: Sendable {
     }
     let delta = lastTick.map { max(0, now - $0) } ?? 0
     lastTick = now
-    time += delta * max(0, configuration.speed)
+    time += (isReversing ? -1 : 1) * delta * max(0, configuration.speed)
     var actions: [Action] = []
-    if let duration = configuration.duration, duration > 0, time >= duration {
-      if configuration.loops {
-        time = time.truncatingRemainder(dividingBy: duration)
-      } else {
-        time = duration
+    if let duration = configuration.duration, duration > 0, time >= duration || time < 0 {
+      if passEnded(duration: duration) {
         phase = .ready
         actions.append(.finished)
         actions.append(.render(time: time, frame: frameCounter))
@@ -352,7 +384,48 @@ public struct PnginePlayer: Sendable {
     lastTick = nil
   }
 
+  /// Time ran past an end of the animation: wraps, bounces or stops it as the loop mode says.
+  /// Returns whether playback finished (time is then at the end).
+  private mutating func passEnded(duration: Double) -> Bool {
+    switch configuration.loopMode {
+    case .loop:
+      completedPasses += Int(time / duration)
+      time = time.truncatingRemainder(dividingBy: duration)
+      return false
+    case .autoReverse:
+      // Bounce off either end (more than once on a long stall).
+      var bounced = time
+      while bounced < 0 || bounced > duration {
+        if bounced > duration {
+          bounced = 2 * duration - bounced
+          isReversing = true
+        } else {
+          bounced = -bounced
+          isReversing = false
+          completedPasses += 1
+        }
+      }
+      time = bounced
+      return false
+    case .repeat(let count):
+      completedPasses += Int(time / duration)
+      guard completedPasses >= count else {
+        time = time.truncatingRemainder(dividingBy: duration)
+        return false
+      }
+      completedPasses = count
+      time = duration
+      return true
+    case .playOnce:
+      completedPasses = 1
+      time = duration
+      return true
+    }
+  }
+
   private mutating func resetTime() {
+    completedPasses = 0
+    isReversing = false
     time = 0
     frameCounter = 0
     consecutiveFailures = 0
@@ -365,7 +438,8 @@ public struct PnginePlayer: Sendable {
     guard let duration = configuration.duration, duration > 0, time >= duration else {
       return time
     }
-    return configuration.loops ? time.truncatingRemainder(dividingBy: duration) : duration
+    return configuration.loopMode == .loop
+      ? time.truncatingRemainder(dividingBy: duration) : duration
   }
 
   /// Whether a frame is due at `now` at the effective rate: on a steady grid of
