@@ -12,7 +12,8 @@ struct ErrorDescriptionTests {
       location: .init(chunk: "IDAT", byteOffset: 33))
     #expect(
       error.localizedDescription
-        == "The PNG is damaged: the chunk's CRC does not match its bytes (chunk IDAT, offset 33).")
+        == "The PNG is damaged: the chunk's CRC does not match its bytes (crcMismatch; chunk IDAT, offset 33)."
+    )
     let localized = error as? any LocalizedError
     #expect(localized?.failureReason == "crcMismatch")
     #expect(localized?.recoverySuggestion?.isEmpty == false)
@@ -30,7 +31,7 @@ struct ErrorDescriptionTests {
     ]
     for (code, lead) in leads {
       let error = PngineError(code, "detail")
-      #expect(error.errorDescription?.hasPrefix(lead + ": detail") == true, "\(code)")
+      #expect(error.errorDescription == "\(lead): detail (\(code)).", "\(code)")
       #expect(error.recoverySuggestion?.isEmpty == false, "\(code)")
     }
   }

@@ -154,7 +154,8 @@ struct PnginePlayerTests {
     #expect(abs((clock.player.progress ?? -1) - 0.25) < 1e-9)
     _ = clock.player.seek(toProgress: 0.5, now: clock.now)
     #expect(clock.player.time == 2)
-    _ = clock.player.seek(toProgress: 7, now: clock.now)  // clamped to the end, which a loop wraps to its start
+    // Clamped to the end, which a loop wraps to its start.
+    _ = clock.player.seek(toProgress: 7, now: clock.now)
     #expect(clock.player.progress == 0)
     var endless = PlayerClock { $0.duration = nil }
     endless.run(seconds: 1, hz: 60)

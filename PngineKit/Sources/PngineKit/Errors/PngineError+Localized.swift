@@ -1,14 +1,15 @@
 import Foundation
 
-/// What an app shows: `localizedDescription` is a sentence with the error's own message and
-/// where it was found, led by what it means to the user (a damaged file, an animation that
+/// What an app shows: `localizedDescription` is a sentence with the error's own message, its
+/// code and where it was found, led by what it means to the user (a damaged file, an animation that
 /// cannot run or stopped, a GPU that refused it or is gone); `failureReason` is the code's
 /// name, `recoverySuggestion` what can be done. English only.
 extension PngineError: LocalizedError {
-  /// What went wrong, for the user: `The PNG is damaged: … (chunk IDAT, offset 33).`
+  /// What went wrong, for the user, with the code for whoever debugs it:
+  /// `The PNG is damaged: … (crcMismatch; chunk IDAT, offset 33).`
   public var errorDescription: String? {
     let at = location.description
-    return "\(category.lead): \(message)" + (at.isEmpty ? "" : " (\(at))") + "."
+    return "\(category.lead): \(message) (\(code)" + (at.isEmpty ? "" : "; \(at)") + ")."
   }
 
   /// The code's name, e.g. `crcMismatch`.
