@@ -10,7 +10,8 @@ import PngineKit
 /// as a failed frame too, so a surface that stays lost pauses the player the same way.
 ///
 /// The player's frame number and the executor's own frame counter advance together while
-/// playing; a stop or seek restarts the player's count only. Not `Sendable` (the renderer is
+/// playing; a stop starts both over (the animation is reloaded: its executor comes warm from
+/// the pool), a seek moves time only. Not `Sendable` (the renderer is
 /// confined to its owner).
 public final class PngineHeadlessDriver {
   /// The state machine.
@@ -120,19 +121,22 @@ public final class PngineHeadlessDriver {
   /// Replaceable for tests and for apps with a pool of their own.
   public var purgeExecutors: () -> Void = { PngineExecutorPool.shared.purge() }
 
+  private func makeRenderer() throws(PngineError) -> PngineRenderer {
+    if let surface {
+      return try PngineRenderer(png: png, surface: surface, width: width, height: height)
+    }
+    return try PngineRenderer(png: png, width: width, height: height)
+  }
+
   private func perform(_ list: [PnginePlayer.Action], now: Double) {
     for action in list {
       actions.append(action)
       switch action {
-      case .load:
+      case .load, .reload:
         do {
-          if let surface {
-            renderer = try PngineRenderer(
-              png: png, surface: surface, width: width, height: height)
-          } else {
-            renderer = try PngineRenderer(png: png, width: width, height: height)
-          }
-          perform(player.loaded(now: now), now: now)
+          renderer = nil  // a reload: the old executor goes back to the pool first
+          renderer = try makeRenderer()
+          if action == .load { perform(player.loaded(now: now), now: now) }
         } catch {
           lastError = error
           onError?(error)

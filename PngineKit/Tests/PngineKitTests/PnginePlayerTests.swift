@@ -109,6 +109,20 @@ struct PnginePlayerTests {
     #expect(once.rendered.last?.time == 1)
   }
 
+  @Test("stop asks for a reload once frames were rendered (the executor starts over too)")
+  func stopReloads() {
+    var fresh = PlayerClock { $0.autoplay = false }
+    #expect(fresh.player.stop(now: 0).isEmpty)  // nothing rendered: nothing to start over
+    var clock = PlayerClock()
+    clock.run(seconds: 0.5, hz: 60)
+    #expect(clock.player.stop(now: clock.now) == [.reload])
+    #expect(clock.player.phase == .ready && clock.player.time == 0)
+    #expect(clock.player.frameCounter == 0)
+    // A reload that fails: the animation cannot play.
+    _ = clock.player.loadFailed("gone", now: clock.now)
+    #expect(clock.player.phase == .failed)
+  }
+
   @Test("repeat(3) plays three passes, then finishes once at the end")
   func repeatCount() {
     var clock = PlayerClock {

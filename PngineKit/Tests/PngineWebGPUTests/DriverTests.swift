@@ -102,4 +102,23 @@ struct DriverTests {
     #expect(loadErrors == [.invalidPNG])
     #expect(broken.player.phase == .failed)
   }
+
+  @Test func stopStartsTheExecutorOverToo() throws {
+    var configuration = PnginePlayer.Configuration()
+    configuration.targetFrameRate = nil
+    let driver = PngineHeadlessDriver(
+      png: try fixture(boids), width: 64, height: 64, configuration: configuration)
+    driver.load(now: 0)
+    driver.tick(now: 0)
+    let first = try #require(driver.lastImage)
+    for tick in 1...10 { driver.tick(now: Double(tick) / 60) }
+    #expect(driver.lastImage != first)  // the flock moved
+    driver.stop(now: 0.5)
+    #expect(try driver.renderer?.animation.frameCounter() ?? 0 == 0)
+    driver.play(now: 0.6)
+    driver.tick(now: 0.6)
+    // The same first frame as at the start: the simulation's state started over, not only time.
+    #expect(driver.lastImage == first)
+    #expect(driver.player.frameCounter == 1)
+  }
 }

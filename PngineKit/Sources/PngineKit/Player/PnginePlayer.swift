@@ -63,6 +63,10 @@ public struct PnginePlayer: Sendable {
     case render(time: Double, frame: Int)
     /// Release what was loaded.
     case unload
+    /// Start the loaded animation over (after ``stop(now:)``): its executor and GPU state as
+    /// at load, the executor's own frame counter at 0 — an unload and a load, without leaving
+    /// ``Phase/ready``. Report a failure with ``loadFailed(_:now:)``.
+    case reload
     /// The player paused on its own after `failures` failed frames in a row.
     case autoPaused(failures: Int, lastError: String?)
     /// A non-looping animation reached its end.
@@ -189,9 +193,9 @@ public struct PnginePlayer: Sendable {
     return []
   }
 
-  /// The payload could not be loaded.
+  /// The payload could not be loaded (or reloaded, after a ``Action/reload``).
   public mutating func loadFailed(_ message: String, now: Double) -> [Action] {
-    guard phase == .loading else { return [] }
+    guard phase == .loading || phase == .ready else { return [] }
     phase = .failed
     return []
   }
@@ -235,16 +239,20 @@ public struct PnginePlayer: Sendable {
     return []
   }
 
-  /// Stops: back to time 0 and frame 0, ready to play again.
+  /// Stops: back to time 0 and frame 0, ready to play again; a ``Action/reload`` starts the
+  /// executor's state over too once frames were rendered (a simulation such as boids follows
+  /// the executor's own frame counter, not the player's time).
   public mutating func stop(now: Double) -> [Action] {
     switch phase {
-    case .playing, .paused:
-      phase = .ready
+    case .playing, .paused, .ready:
+      let rendered = frameCounter > 0 || time > 0
+      if phase != .ready { phase = .ready }
       pauseReason = nil
       resetTime()
+      return rendered ? [.reload] : []
     case .loading:
       playAfterLoad = false
-    case .empty, .ready, .failed:
+    case .empty, .failed:
       break
     }
     return []
