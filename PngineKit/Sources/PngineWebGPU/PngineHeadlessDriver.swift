@@ -30,6 +30,13 @@ public final class PngineHeadlessDriver {
   public private(set) var lastSurfaceFrame: SurfaceFrame?
   /// On a surface: frames skipped because the surface had no texture.
   public private(set) var framesSkipped = 0
+  /// The frame on screen as an image: the last frame read back (offscreen drivers; a surface
+  /// presents without reading back, so it has none).
+  public var snapshot: RGBAImage? { lastImage }
+
+  /// ``snapshot`` as a PNG file (RGBA, 8 bits).
+  public func snapshotPNG() -> [UInt8]? { lastImage?.pngData() }
+
   /// Called with every error, as it happens: a load that failed, a frame the executor or the
   /// GPU refused (a lost device, a budget, a trap). On the driver's thread.
   public var onError: ((PngineError) -> Void)?

@@ -121,4 +121,21 @@ struct DriverTests {
     #expect(driver.lastImage == first)
     #expect(driver.player.frameCounter == 1)
   }
+
+  @Test func aSnapshotIsTheFrameOnScreenAsAPNG() throws {
+    var configuration = PnginePlayer.Configuration()
+    configuration.targetFrameRate = nil
+    let driver = PngineHeadlessDriver(
+      png: try fixture(cube), width: 48, height: 32, configuration: configuration)
+    #expect(driver.snapshotPNG() == nil)  // nothing drawn yet
+    driver.load(now: 0)
+    for tick in 0...30 { driver.tick(now: Double(tick) / 60) }
+    let png = try #require(driver.snapshotPNG())
+    let decoded = try RGBAImage(png: png)
+    // The same picture as an offscreen render of the same time (the cube is a function of time).
+    let offscreen = try PngineRenderer(png: try fixture(cube), width: 48, height: 32)
+      .render(time: Float(driver.player.time))
+    #expect(decoded == offscreen)
+    #expect(decoded.width == 48 && decoded.height == 32)
+  }
 }
