@@ -40,6 +40,14 @@
         if let link { pace(link) }
       }
     }
+    /// Whether what the animation leaves transparent shows what is behind the view (a
+    /// non-opaque layer, a premultiplied canvas). Set before the view first loads.
+    public var isTransparent = false {
+      didSet {
+        layer.isOpaque = !isTransparent
+        backgroundColor = isTransparent ? .clear : nil
+      }
+    }
     /// Whether playback is paused: a paused view holds its frame and renders nothing.
     public var isPaused = false {
       didSet {
@@ -94,12 +102,14 @@
         // The surface borrows the layer; the box (which outlives the driver) holds it too.
         box.layer = layer
         let surface = SurfaceSource.metalLayer(Unmanaged.passUnretained(layer).toOpaque())
-        let (png, configuration, paused) = (png, configuration, isPaused)
+        let (png, configuration, paused, transparent) = (
+          png, configuration, isPaused, isTransparent
+        )
         let now = CACurrentMediaTime()
         queue.async { [box] in
           let driver = PngineHeadlessDriver(
             png: png, surface: surface, width: width, height: height,
-            configuration: configuration)
+            configuration: configuration, transparent: transparent)
           box.driver = driver
           driver.load(now: now)
           if paused { driver.pause(now: now) }

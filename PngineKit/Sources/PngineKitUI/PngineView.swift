@@ -23,6 +23,7 @@
     private let png: Data
     private var configuration = PnginePlayer.Configuration()
     private var mode = PnginePlaybackMode.playing
+    private var transparent = false
     private var configurations: [@MainActor (PngineUIView) -> Void] = []
 
     /// A view playing `png` (the whole PNG file).
@@ -32,6 +33,14 @@
     public func playbackMode(_ mode: PnginePlaybackMode) -> Self {
       var copy = self
       copy.mode = mode
+      return copy
+    }
+
+    /// Lets what the animation leaves transparent show what is behind the view
+    /// (``PngineUIView/isTransparent``).
+    public func transparentBackground(_ transparent: Bool = true) -> Self {
+      var copy = self
+      copy.transparent = transparent
       return copy
     }
 
@@ -59,6 +68,7 @@
     /// Makes the view (it loads on its first layout with a size).
     public func makeUIView(context: Context) -> PngineUIView {
       let view = PngineUIView(png: png, configuration: configuration)
+      view.isTransparent = transparent
       view.isPaused = mode == .paused
       for configure in configurations { configure(view) }
       return view

@@ -48,6 +48,7 @@ public final class PngineHeadlessDriver {
   private var width: UInt32
   private var height: UInt32
   private let surface: SurfaceSource?
+  private var transparent = false
 
   /// A driver for `png` drawn at `width × height`; nothing loaded until ``load(now:)``.
   public convenience init(
@@ -59,12 +60,15 @@ public final class PngineHeadlessDriver {
 
   /// A driver for `png` presented on `surface` at `width × height` (a `CAMetalLayer` on
   /// Apple, an X11 window on Linux); nothing loaded until ``load(now:)``. Its frames are
-  /// presented, not read back (``lastImage`` stays `nil`).
+  /// presented, not read back (``lastImage`` stays `nil`). `transparent`: see
+  /// ``PngineRenderer/init(png:surface:width:height:configuration:transparent:)``.
   public convenience init(
     png: [UInt8], surface: SurfaceSource, width: UInt32, height: UInt32,
-    configuration: PnginePlayer.Configuration = PnginePlayer.Configuration()
+    configuration: PnginePlayer.Configuration = PnginePlayer.Configuration(),
+    transparent: Bool = false
   ) {
     self.init(png: png, on: surface, width: width, height: height, configuration: configuration)
+    self.transparent = transparent
   }
 
   private init(
@@ -130,7 +134,8 @@ public final class PngineHeadlessDriver {
 
   private func makeRenderer() throws(PngineError) -> PngineRenderer {
     if let surface {
-      return try PngineRenderer(png: png, surface: surface, width: width, height: height)
+      return try PngineRenderer(
+        png: png, surface: surface, width: width, height: height, transparent: transparent)
     }
     return try PngineRenderer(png: png, width: width, height: height)
   }

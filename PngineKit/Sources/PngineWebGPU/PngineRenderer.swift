@@ -30,13 +30,16 @@ public final class PngineRenderer {
 
   /// Loads `png` and executes its `init` commands on a new device that presents to `surface`
   /// at `width × height` (a `CAMetalLayer`, an X11 window: see ``SurfaceSource``). Should
-  /// `init` draw to the canvas, that texture is presented.
+  /// `init` draw to the canvas, that texture is presented. `transparent`: what the canvas
+  /// leaves transparent shows what is behind the layer (a premultiplied alpha mode).
   public convenience init(
     png: [UInt8], surface: SurfaceSource, width: UInt32, height: UInt32,
-    configuration: PngineConfiguration = PngineConfiguration()
+    configuration: PngineConfiguration = PngineConfiguration(), transparent: Bool = false
   ) throws(PngineError) {
     try self.init(
-      png: png, backend: try WebGPUBackend(surface: surface, width: width, height: height),
+      png: png,
+      backend: try WebGPUBackend(
+        surface: surface, width: width, height: height, transparent: transparent),
       configuration: configuration)
   }
 

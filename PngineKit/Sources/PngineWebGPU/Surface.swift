@@ -94,8 +94,21 @@ public enum SurfaceFormatChoice {
 
   /// The alpha mode: `opaque` when offered (a canvas composited as an opaque layer, as a
   /// `CAMetalLayer` with `isOpaque` is), else the surface's first (what `auto` would pick).
-  public static func alphaMode(from modes: [WGPUCompositeAlphaMode]) -> WGPUCompositeAlphaMode {
-    modes.contains(WGPUCompositeAlphaMode_Opaque)
+  /// `transparent` (a canvas whose clear colour lets what is behind show through): the first
+  /// of `premultiplied` (WebGPU's canvas and a `CAMetalLayer` both blend premultiplied),
+  /// `inherit` (the layer's own setting) and `unpremultiplied` that is offered, else `opaque`.
+  public static func alphaMode(from modes: [WGPUCompositeAlphaMode], transparent: Bool = false)
+    -> WGPUCompositeAlphaMode
+  {
+    if transparent {
+      for wanted in [
+        WGPUCompositeAlphaMode_Premultiplied, WGPUCompositeAlphaMode_Inherit,
+        WGPUCompositeAlphaMode_Unpremultiplied,
+      ] where modes.contains(wanted) {
+        return wanted
+      }
+    }
+    return modes.contains(WGPUCompositeAlphaMode_Opaque)
       ? WGPUCompositeAlphaMode_Opaque : (modes.first ?? WGPUCompositeAlphaMode_Auto)
   }
 

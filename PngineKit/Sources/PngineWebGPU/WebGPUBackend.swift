@@ -144,13 +144,17 @@ public final class WebGPUBackend: GPUBackend {
   /// it at `width × height`: the format from ``SurfaceFormatChoice/format(from:)``, usage
   /// render attachment (plus copy source and destination where the surface allows them, for
   /// the stream's canvas copies), present mode FIFO, the alpha mode from
-  /// ``SurfaceFormatChoice/alphaMode(from:)``. Nothing is drawn until a frame.
+  /// ``SurfaceFormatChoice/alphaMode(from:transparent:)``. Nothing is drawn until a frame.
   /// - Throws: ``PngineError/Code/gpuUnavailable`` without an adapter or device for the
   ///   surface; ``PngineError/Code/surfaceFailed`` when the surface cannot be made or offers
   ///   no format; ``PngineError/Code/invalidArgument`` for a size outside 1…8192.
-  /// - Parameter limits: what every command is checked against first (see ``GPULimits``).
+  /// - Parameters:
+  ///   - limits: what every command is checked against first (see ``GPULimits``).
+  ///   - transparent: whether what the canvas leaves transparent shows what is behind it (the
+  ///     alpha mode from ``SurfaceFormatChoice/alphaMode(from:transparent:)``).
   public init(
-    surface source: SurfaceSource, width: UInt32, height: UInt32, limits: GPULimits = GPULimits()
+    surface source: SurfaceSource, width: UInt32, height: UInt32, limits: GPULimits = GPULimits(),
+    transparent: Bool = false
   ) throws(PngineError) {
     try Self.checkSize(width, height, at: .init())
     checker = CommandChecker(limits: limits, canvasWidth: width, canvasHeight: height)
@@ -199,7 +203,8 @@ public final class WebGPUBackend: GPUBackend {
     surfaceUsage =
       WGPUTextureUsage_RenderAttachment
       | (usages & (WGPUTextureUsage_CopySrc | WGPUTextureUsage_CopyDst))
-    surfaceAlpha = SurfaceFormatChoice.alphaMode(from: Array(alphas[..<alphaCount]))
+    surfaceAlpha = SurfaceFormatChoice.alphaMode(
+      from: Array(alphas[..<alphaCount]), transparent: transparent)
     try configureSurface(.init(call: "surface"))
   }
 

@@ -256,6 +256,22 @@ struct SurfaceChoiceTests {
     #expect(SurfaceFormatChoice.alphaMode(from: []) == WGPUCompositeAlphaMode_Auto)
   }
 
+  @Test func aTransparentCanvasIsPremultipliedWhenOfferedAndNeverOpaque() {
+    let opaque = WGPUCompositeAlphaMode_Opaque
+    let premultiplied = WGPUCompositeAlphaMode_Premultiplied
+    let unpremultiplied = WGPUCompositeAlphaMode_Unpremultiplied
+    let inherit = WGPUCompositeAlphaMode_Inherit
+    func mode(_ modes: [WGPUCompositeAlphaMode]) -> WGPUCompositeAlphaMode {
+      SurfaceFormatChoice.alphaMode(from: modes, transparent: true)
+    }
+    #expect(mode([opaque, unpremultiplied, premultiplied]) == premultiplied)
+    #expect(mode([opaque, inherit]) == inherit)  // the layer's own setting decides
+    #expect(mode([opaque, unpremultiplied]) == unpremultiplied)
+    #expect(mode([opaque]) == opaque)  // nothing else offered: opaque it is
+    #expect(
+      SurfaceFormatChoice.alphaMode(from: [premultiplied, opaque], transparent: false) == opaque)
+  }
+
   @Test(.disturbsProcess) func anOffscreenBackendHasNoSurfaceToResizeOrPresent() throws {
     let backend = try WebGPUBackend(width: 16, height: 16)
     #expect(!backend.isSurface)
