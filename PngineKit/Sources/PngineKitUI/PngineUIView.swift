@@ -70,6 +70,32 @@
       forward(UIApplication.didEnterBackgroundNotification) { $0.enterBackground(now: $1) }
       forward(UIApplication.willEnterForegroundNotification) { $0.enterForeground(now: $1) }
       forward(UIApplication.didReceiveMemoryWarningNotification) { $0.memoryWarning(now: $1) }
+      // Reduce Motion holds a still frame; Low Power mode lowers the rate (the player decides).
+      accessibilityLabel = "Animation"
+      forwardSettings(UIAccessibility.reduceMotionStatusDidChangeNotification)
+      forwardSettings(.NSProcessInfoPowerStateDidChange)
+    }
+
+    /// The system's Reduce Motion and Low Power settings, read on the main thread when they
+    /// change and passed to the driver on the render queue.
+    private func forwardSettings(_ name: Notification.Name) {
+      tokens.list.append(
+        NotificationCenter.default.addObserver(forName: name, object: nil, queue: .main) {
+          [queue, box] _ in
+          MainActor.assumeIsolated {
+            let (reduceMotion, lowPower) = Self.settings()
+            let now = CACurrentMediaTime()
+            queue.async {
+              box.driver?.reduceMotionChanged(reduceMotion, now: now)
+              box.driver?.lowPowerChanged(lowPower, now: now)
+            }
+          }
+        })
+    }
+
+    /// Reduce Motion and Low Power mode, as the system has them (main thread).
+    private static func settings() -> (reduceMotion: Bool, lowPower: Bool) {
+      (UIAccessibility.isReduceMotionEnabled, ProcessInfo.processInfo.isLowPowerModeEnabled)
     }
 
     /// Passes a notification to the driver on the render queue, with the time it came.
@@ -105,12 +131,15 @@
         let (png, configuration, paused, transparent) = (
           png, configuration, isPaused, isTransparent
         )
+        let (reduceMotion, lowPower) = Self.settings()
         let now = CACurrentMediaTime()
         queue.async { [box] in
           let driver = PngineHeadlessDriver(
             png: png, surface: surface, width: width, height: height,
             configuration: configuration, transparent: transparent)
           box.driver = driver
+          driver.reduceMotionChanged(reduceMotion, now: now)
+          driver.lowPowerChanged(lowPower, now: now)
           driver.load(now: now)
           if paused { driver.pause(now: now) }
         }

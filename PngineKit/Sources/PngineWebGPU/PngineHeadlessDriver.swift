@@ -107,6 +107,14 @@ public final class PngineHeadlessDriver {
   public func tick(now: Double) { perform(player.tick(now: now), now: now) }
   /// Plays.
   public func play(now: Double) { perform(player.play(now: now), now: now) }
+  /// The system's Reduce Motion setting changed (``PnginePlayer/reduceMotionChanged(_:now:)``).
+  public func reduceMotionChanged(_ on: Bool, now: Double) {
+    perform(player.reduceMotionChanged(on, now: now), now: now)
+  }
+  /// Low Power mode changed (``PnginePlayer/lowPowerChanged(_:now:)``).
+  public func lowPowerChanged(_ on: Bool, now: Double) {
+    perform(player.lowPowerChanged(on, now: now), now: now)
+  }
   /// Stops: back to time 0 (``PnginePlayer/stop(now:)``).
   public func stop(now: Double) { perform(player.stop(now: now), now: now) }
   /// Jumps to animation time `time` (``PnginePlayer/seek(to:now:)``).

@@ -123,6 +123,51 @@ struct PnginePlayerTests {
     #expect(clock.player.phase == .failed)
   }
 
+  @Test(
+    "Reduce Motion holds a still frame (the first, at a fresh load) and plays on when it is off")
+  func reduceMotion() {
+    var clock = PlayerClock()
+    clock.run(seconds: 0.5, hz: 60)
+    let frames = clock.rendered.count
+    #expect(clock.player.reduceMotionChanged(true, now: clock.now).isEmpty)
+    #expect(clock.player.phase == .paused && clock.player.pauseReason == .reducedMotion)
+    clock.run(seconds: 1, hz: 60)
+    #expect(clock.rendered.count == frames)  // nothing moves
+    _ = clock.player.reduceMotionChanged(false, now: clock.now)
+    #expect(clock.player.phase == .playing)
+    clock.run(seconds: 0.5, hz: 60)
+    #expect(clock.rendered.count > frames)
+    // Loaded while it is on: one frame at time 0, then still.
+    var player = PnginePlayer()
+    _ = player.reduceMotionChanged(true, now: 0)
+    _ = player.load(now: 0)
+    #expect(player.loaded(now: 0) == [.render(time: 0, frame: 0)])
+    #expect(player.phase == .paused && player.pauseReason == .reducedMotion)
+    // The app's own pause is not undone when Reduce Motion goes off.
+    var paused = PlayerClock()
+    _ = paused.player.pause(now: 0)
+    _ = paused.player.reduceMotionChanged(true, now: 0)
+    _ = paused.player.reduceMotionChanged(false, now: 1)
+    #expect(paused.player.phase == .paused && paused.player.pauseReason == .requested)
+    // Ignored when the configuration says so.
+    var moving = PlayerClock { $0.reduceMotionBehavior = .ignore }
+    _ = moving.player.reduceMotionChanged(true, now: 0)
+    #expect(moving.player.phase == .playing)
+  }
+
+  @Test("Low Power mode lowers the frame rate to lowPowerFrameRate, and back")
+  func lowPower() {
+    var clock = PlayerClock { $0.targetFrameRate = 60 }
+    clock.run(seconds: 1, hz: 60)
+    let full = clock.rendered.count
+    _ = clock.player.lowPowerChanged(true, now: clock.now)
+    #expect(clock.player.frameRate == 30)
+    clock.run(seconds: 1, hz: 60)
+    #expect(clock.rendered.count - full == 30)
+    _ = clock.player.lowPowerChanged(false, now: clock.now)
+    #expect(clock.player.frameRate == 60)
+  }
+
   @Test("repeat(3) plays three passes, then finishes once at the end")
   func repeatCount() {
     var clock = PlayerClock {

@@ -51,6 +51,17 @@ public struct PnginePlayer: Sendable {
     case background
     /// ``Configuration/maximumConsecutiveFailures`` frames in a row failed.
     case failures
+    /// Reduce Motion is on (``Configuration/reduceMotionBehavior``).
+    case reducedMotion
+  }
+
+  /// What the system's Reduce Motion setting does to the animation.
+  public enum ReduceMotionBehavior: Sendable, Hashable {
+    /// Nothing: it keeps playing.
+    case ignore
+    /// It holds a still frame (the current one; the first, when it loads with the setting on)
+    /// and plays on when the setting goes off.
+    case showStill
   }
 
   /// What the owner must do.
@@ -115,6 +126,10 @@ public struct PnginePlayer: Sendable {
     public var maximumConsecutiveFailures: Int? = 5
     /// Whether ``loaded(now:)`` starts playing at once.
     public var autoplay = true
+    /// What Reduce Motion does (default ``ReduceMotionBehavior/showStill``).
+    public var reduceMotionBehavior = ReduceMotionBehavior.showStill
+    /// The highest frame rate in Low Power mode (default 30); nil changes nothing.
+    public var lowPowerFrameRate: Double? = 30
 
     /// The defaults: speed 1, looping, 60 fps at most, pause and restore in the background,
     /// auto-pause after 5 failed frames in a row, autoplay.
@@ -131,6 +146,17 @@ public struct PnginePlayer: Sendable {
 
   /// The settings; changing them takes effect on the next tick.
   public var configuration: Configuration
+  /// Whether the system's Reduce Motion setting is on (``reduceMotionChanged(_:now:)``).
+  public private(set) var reduceMotion = false
+  /// Whether the device is in Low Power mode (``lowPowerChanged(_:now:)``).
+  public private(set) var lowPower = false
+  /// The rate frames are rendered at now: ``Configuration/effectiveFrameRate``, capped by
+  /// ``Configuration/lowPowerFrameRate`` in Low Power mode; nil for every tick.
+  public var frameRate: Double? {
+    let cap = lowPower ? configuration.lowPowerFrameRate : nil
+    let rates = [configuration.effectiveFrameRate, cap].compactMap { $0 }.filter { $0 > 0 }
+    return rates.min()
+  }
   /// The life-cycle phase.
   public private(set) var phase = Phase.empty
   /// Why the player is paused, when it is.
@@ -184,12 +210,43 @@ public struct PnginePlayer: Sendable {
     }
   }
 
-  /// The payload is loaded: ready, and playing if autoplay (or ``play(now:)``) asked.
+  /// The payload is loaded: ready, and playing if autoplay (or ``play(now:)``) asked; with
+  /// Reduce Motion on, its first frame is rendered and held instead.
   public mutating func loaded(now: Double) -> [Action] {
     guard phase == .loading else { return [] }
     phase = .ready
     resetTime()
-    if playAfterLoad { return play(now: now) }
+    guard playAfterLoad else { return [] }
+    _ = play(now: now)
+    if holdsStill {
+      pause(.reducedMotion)
+      return [.render(time: time, frame: frameCounter)]
+    }
+    return []
+  }
+
+  // MARK: System settings
+
+  private var holdsStill: Bool {
+    reduceMotion && configuration.reduceMotionBehavior == .showStill
+  }
+
+  /// The system's Reduce Motion setting changed: on, a playing animation holds its frame
+  /// (``PauseReason/reducedMotion``); off, it plays on (a pause of the app's own stays).
+  public mutating func reduceMotionChanged(_ on: Bool, now: Double) -> [Action] {
+    reduceMotion = on
+    if holdsStill, phase == .playing {
+      pause(.reducedMotion)
+    } else if !on, phase == .paused, pauseReason == .reducedMotion {
+      return play(now: now)
+    }
+    return []
+  }
+
+  /// Low Power mode changed: the frame rate follows (``frameRate``) from the next tick.
+  public mutating func lowPowerChanged(_ on: Bool, now: Double) -> [Action] {
+    lowPower = on
+    nextFrameDue = nil
     return []
   }
 
@@ -455,7 +512,7 @@ public struct PnginePlayer: Sendable {
   /// counts as on time, and after a stall the grid starts again from the tick instead of
   /// rendering a burst.
   private mutating func isFrameDue(_ now: Double) -> Bool {
-    guard let rate = configuration.effectiveFrameRate else { return true }
+    guard let rate = frameRate else { return true }
     let period = 1 / rate
     guard let due = nextFrameDue else {
       nextFrameDue = now + period
