@@ -187,6 +187,11 @@ public final class PngineHeadlessDriver {
         } catch {
           lastError = error
           onError?(error)
+          if error.code == .deviceLost {
+            // A new device, the animation made again on it (the player decides how often).
+            perform(player.deviceLost(error: error.description, now: now), now: now)
+            continue
+          }
           perform(
             player.frameFinished(succeeded: false, error: error.description, now: now), now: now)
         }

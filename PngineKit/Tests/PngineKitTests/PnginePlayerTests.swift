@@ -168,6 +168,28 @@ struct PnginePlayerTests {
     #expect(clock.player.frameRate == 60)
   }
 
+  @Test(
+    "a lost device is recovered by a reload, playing on from the same time, a few times at most")
+  func deviceRecovery() {
+    var clock = PlayerClock { $0.maximumDeviceRecoveries = 2 }
+    clock.run(seconds: 1, hz: 60)
+    let time = clock.player.time
+    #expect(clock.player.deviceLost(error: "lost", now: clock.now) == [.reload])
+    #expect(clock.player.phase == .playing && clock.player.time == time)
+    #expect(clock.player.deviceRecoveries == 1)
+    #expect(clock.player.deviceLost(error: "lost", now: clock.now) == [.reload])
+    // The third loss: no more recoveries; the player pauses by its failure policy.
+    #expect(
+      clock.player.deviceLost(error: "lost again", now: clock.now)
+        == [.autoPaused(failures: 1, lastError: "lost again")])
+    #expect(clock.player.phase == .paused && clock.player.pauseReason == .failures)
+    // A fresh load starts the count over.
+    _ = clock.player.unload(now: clock.now)
+    _ = clock.player.load(now: clock.now)
+    _ = clock.player.loaded(now: clock.now)
+    #expect(clock.player.deviceRecoveries == 0)
+  }
+
   @Test("repeat(3) plays three passes, then finishes once at the end")
   func repeatCount() {
     var clock = PlayerClock {

@@ -54,10 +54,11 @@ struct DriverTests {
     #expect(abs(driver.player.time - 3) < 1e-9)
   }
 
-  @Test func aLostDeviceMakesThePlayerPauseByItsPolicy() throws {
+  @Test func aLostDeviceWithNoRecoveriesLeftPausesThePlayer() throws {
     var configuration = PnginePlayer.Configuration()
     configuration.targetFrameRate = nil
     configuration.maximumConsecutiveFailures = 3
+    configuration.maximumDeviceRecoveries = 0
     let driver = PngineHeadlessDriver(
       png: try fixture(triangle), width: 32, height: 32, configuration: configuration)
     driver.load(now: 0)
@@ -68,7 +69,8 @@ struct DriverTests {
     #expect(driver.player.phase == .paused)
     #expect(driver.player.pauseReason == .failures)
     #expect(driver.lastError?.code == .deviceLost)
-    #expect(driver.actions.contains { if case .autoPaused(3, _) = $0 { true } else { false } })
+    // A device that cannot be replaced does not come back: paused at the first loss.
+    #expect(driver.actions.contains { if case .autoPaused(1, _) = $0 { true } else { false } })
     #expect(driver.framesRendered == 1)
   }
 
@@ -137,5 +139,28 @@ struct DriverTests {
       .render(time: Float(driver.player.time))
     #expect(decoded == offscreen)
     #expect(decoded.width == 48 && decoded.height == 32)
+  }
+
+  @Test func aLostDeviceIsReplacedAndPlaybackGoesOn() throws {
+    var configuration = PnginePlayer.Configuration()
+    configuration.targetFrameRate = nil
+    let driver = PngineHeadlessDriver(
+      png: try fixture(cube), width: 32, height: 32, configuration: configuration)
+    var errors: [PngineError.Code] = []
+    driver.onError = { errors.append($0.code) }
+    driver.load(now: 0)
+    driver.tick(now: 0)
+    let lostDevice = try #require(driver.renderer)
+    lostDevice.backend.loseDevice()
+    for tick in 1...5 { driver.tick(now: Double(tick) / 60) }
+    #expect(errors == [.deviceLost])  // reported once, then recovered
+    #expect(driver.player.phase == .playing)
+    #expect(driver.player.deviceRecoveries == 1)
+    #expect(driver.renderer !== lostDevice)  // a new device, its resources made again
+    #expect(driver.framesRendered == 5)  // every tick but the one that found the loss
+    // The frame after recovery is the cube at that time, as a fresh render draws it.
+    let fresh = try PngineRenderer(png: try fixture(cube), width: 32, height: 32)
+      .render(time: Float(driver.player.time))
+    #expect(driver.lastImage == fresh)
   }
 }

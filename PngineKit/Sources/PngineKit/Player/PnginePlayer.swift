@@ -128,6 +128,9 @@ public struct PnginePlayer: Sendable {
     public var autoplay = true
     /// What Reduce Motion does (default ``ReduceMotionBehavior/showStill``).
     public var reduceMotionBehavior = ReduceMotionBehavior.showStill
+    /// Lost GPU devices replaced per load (each a new device, the animation loaded on it, and
+    /// playback going on at the same time); the next loss pauses (default 3).
+    public var maximumDeviceRecoveries = 3
     /// The highest frame rate in Low Power mode (default 30); nil changes nothing.
     public var lowPowerFrameRate: Double? = 30
 
@@ -146,6 +149,8 @@ public struct PnginePlayer: Sendable {
 
   /// The settings; changing them takes effect on the next tick.
   public var configuration: Configuration
+  /// Lost devices replaced since the load (``deviceLost(error:now:)``).
+  public private(set) var deviceRecoveries = 0
   /// Whether the system's Reduce Motion setting is on (``reduceMotionChanged(_:now:)``).
   public private(set) var reduceMotion = false
   /// Whether the device is in Low Power mode (``lowPowerChanged(_:now:)``).
@@ -216,6 +221,7 @@ public struct PnginePlayer: Sendable {
     guard phase == .loading else { return [] }
     phase = .ready
     resetTime()
+    deviceRecoveries = 0
     guard playAfterLoad else { return [] }
     _ = play(now: now)
     if holdsStill {
@@ -252,7 +258,7 @@ public struct PnginePlayer: Sendable {
 
   /// The payload could not be loaded (or reloaded, after a ``Action/reload``).
   public mutating func loadFailed(_ message: String, now: Double) -> [Action] {
-    guard phase == .loading || phase == .ready else { return [] }
+    guard phase != .empty, phase != .failed else { return [] }
     phase = .failed
     return []
   }
@@ -359,6 +365,25 @@ public struct PnginePlayer: Sendable {
     frameInFlight = true
     actions.append(.render(time: time, frame: frameCounter))
     return actions
+  }
+
+  /// The frame asked for by the last ``Action/render(time:frame:)`` found the GPU device lost
+  /// (destroyed, reset, its driver gone). While ``Configuration/maximumDeviceRecoveries``
+  /// allows, a ``Action/reload`` makes the animation again on a new device and playback goes
+  /// on from the same time (the executor's own state starts over); after that, the player
+  /// pauses (``PauseReason/failures``).
+  public mutating func deviceLost(error: String, now: Double) -> [Action] {
+    frameInFlight = false
+    frameCounter += 1
+    if deviceRecoveries < configuration.maximumDeviceRecoveries {
+      deviceRecoveries += 1
+      nextFrameDue = nil
+      return [.reload]
+    }
+    guard phase == .playing else { return [] }
+    consecutiveFailures += 1
+    pause(.failures)
+    return [.autoPaused(failures: consecutiveFailures, lastError: error)]
   }
 
   /// The frame asked for by the last ``Action/render(time:frame:)`` finished.
