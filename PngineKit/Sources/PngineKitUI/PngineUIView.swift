@@ -186,6 +186,45 @@
       }
     }
 
+    // MARK: Touches: the animation's pointer (`write_pointer_uniform`)
+
+    /// A touch's position, 0…1 over the view from its top left, and its pressure (0: none).
+    private func pointer(_ touches: Set<UITouch>) -> (x: Float, y: Float, pressure: Float)? {
+      guard let touch = touches.first, bounds.width > 0, bounds.height > 0 else { return nil }
+      let location = touch.location(in: self)
+      let pressure =
+        touch.maximumPossibleForce > 0 ? Float(touch.force / touch.maximumPossibleForce) : 0
+      return (
+        Float(location.x / bounds.width), Float(location.y / bounds.height), pressure
+      )
+    }
+
+    /// A touch down is a press of the primary button.
+    public override func touchesBegan(_ touches: Set<UITouch>, with event: UIEvent?) {
+      super.touchesBegan(touches, with: event)
+      guard let (x, y, pressure) = pointer(touches) else { return }
+      queue.async { [box] in box.driver?.pointer.down(x: x, y: y, buttons: 1, pressure: pressure) }
+    }
+
+    /// A touch moving moves the pointer.
+    public override func touchesMoved(_ touches: Set<UITouch>, with event: UIEvent?) {
+      super.touchesMoved(touches, with: event)
+      guard let (x, y, _) = pointer(touches) else { return }
+      queue.async { [box] in box.driver?.pointer.move(x: x, y: y) }
+    }
+
+    /// A touch lifted releases the press.
+    public override func touchesEnded(_ touches: Set<UITouch>, with event: UIEvent?) {
+      super.touchesEnded(touches, with: event)
+      queue.async { [box] in box.driver?.pointer.up() }
+    }
+
+    /// A cancelled touch releases the press.
+    public override func touchesCancelled(_ touches: Set<UITouch>, with event: UIEvent?) {
+      super.touchesCancelled(touches, with: event)
+      queue.async { [box] in box.driver?.pointer.up() }
+    }
+
     /// Stops ticking and observing, and unloads (safe to call more than once).
     public func tearDown() {
       link?.invalidate()

@@ -30,6 +30,17 @@ public final class PngineHeadlessDriver {
   public private(set) var lastSurfaceFrame: SurfaceFrame?
   /// On a surface: frames skipped because the surface had no texture.
   public private(set) var framesSkipped = 0
+  /// The pointer the animation sees (`write_pointer_uniform`): set it from touches or clicks;
+  /// kept across a reload.
+  public var pointer: PointerState {
+    get { renderer?.pointer ?? pendingPointer }
+    set {
+      pendingPointer = newValue
+      renderer?.pointer = newValue
+    }
+  }
+  private var pendingPointer = PointerState()
+
   /// The frame on screen as an image: the last frame read back (offscreen drivers; a surface
   /// presents without reading back, so it has none).
   public var snapshot: RGBAImage? { lastImage }
@@ -154,8 +165,10 @@ public final class PngineHeadlessDriver {
       switch action {
       case .load, .reload:
         do {
+          let pointer = self.pointer
           renderer = nil  // a reload: the old executor goes back to the pool first
           renderer = try makeRenderer()
+          renderer?.pointer = pointer
           if action == .load { perform(player.loaded(now: now), now: now) }
         } catch {
           lastError = error

@@ -87,11 +87,18 @@ public final class PngineRenderer {
     try backend.resize(width: width, height: height)
   }
 
+  /// The pointer the next frames see (`write_pointer_uniform`); each frame that runs
+  /// consumes its movement and wheel steps (``PngineKit/PointerState/frameConsumed()``).
+  public var pointer = PointerState()
+
   /// Runs `frame(time, w, h)` and executes its commands (no read-back).
   public func draw(time: Float) throws(PngineError) {
     let output = try animation.frame(time: time, width: backend.width, height: backend.height)
     try backend.execute(
-      output, inputs: FrameInputs(time: time, width: backend.width, height: backend.height))
+      output,
+      inputs: FrameInputs(
+        time: time, width: backend.width, height: backend.height, pointer: pointer))
+    pointer.frameConsumed()
     framesRendered += 1
   }
 

@@ -699,9 +699,9 @@ public final class WebGPUBackend: GPUBackend {
         wgpuQueueWriteBuffer(queue, buffer, UInt64(offset), $0.baseAddress, $0.count)
       }
     case .writePointerUniform(let id, let offset, let size):
-      // Headless: no pointer; upstream's 12 floats of state, all zero.
+      // The frame's pointer: upstream's 12 floats (all zero at rest, headless).
       let buffer = try handle(buffers, id, .buffer, decoded, call: call)
-      let data = [UInt8](repeating: 0, count: min(Int(size), 48) / 4 * 4)
+      let data = inputs.pointer.uniformBytes(size: Int(size))
       data.withUnsafeBytes {
         wgpuQueueWriteBuffer(queue, buffer, UInt64(offset), $0.baseAddress, $0.count)
       }

@@ -7,12 +7,15 @@ public struct FrameInputs: Sendable, Hashable {
   public var width: UInt32
   /// Canvas height in pixels.
   public var height: UInt32
+  /// The pointer (``PointerState``; at rest when there is none).
+  public var pointer: PointerState
 
   /// Makes inputs.
-  public init(time: Float, width: UInt32, height: UInt32) {
+  public init(time: Float, width: UInt32, height: UInt32, pointer: PointerState = PointerState()) {
     self.time = time
     self.width = width
     self.height = height
+    self.pointer = pointer
   }
 
   /// The bytes `write_time_uniform` writes: four little-endian f32 `[time, width, height,

@@ -346,7 +346,8 @@ public final class RecordingBackend: GPUBackend {
     public var call: String
     /// The command.
     public var command: Command
-    /// The bytes it wrote into a buffer (`writeBuffer`, `writeTimeUniform`), if any.
+    /// The bytes it wrote into a buffer (`writeBuffer`, `writeTimeUniform`,
+    /// `writePointerUniform`), if any.
     public var written: [UInt8]?
   }
 
@@ -379,6 +380,8 @@ public final class RecordingBackend: GPUBackend {
         if case .bytes(let b)? = blob { written = b }
       case .writeTimeUniform(_, _, let size):
         written = inputs.timeUniformBytes(size: Int(size))
+      case .writePointerUniform(_, _, let size):
+        written = inputs.pointer.uniformBytes(size: Int(size))
       case .submit: submits += 1
       default: break
       }
