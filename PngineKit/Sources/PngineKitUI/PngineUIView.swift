@@ -48,6 +48,22 @@
         backgroundColor = isTransparent ? .clear : nil
       }
     }
+    /// Called on the main thread with every error: a load that failed, a frame the executor or
+    /// the GPU refused (see ``PngineKit/PngineError``'s `localizedDescription`).
+    public var onError: (@MainActor (PngineError) -> Void)?
+    /// Called on the main thread when an animation that does not loop forever reaches its end.
+    public var onFinished: (@MainActor () -> Void)?
+
+    /// The loaded animation's counters (calls, commands, passes, draws, frames), read on the
+    /// render queue; nil before it loads.
+    public func diagnostics() async -> DiagnosticsSnapshot? {
+      await withCheckedContinuation { continuation in
+        queue.async { [box] in
+          continuation.resume(returning: box.driver?.renderer?.animation.diagnostics.snapshot)
+        }
+      }
+    }
+
     /// Whether playback is paused: a paused view holds its frame and renders nothing.
     public var isPaused = false {
       didSet {
@@ -133,11 +149,22 @@
         )
         let (reduceMotion, lowPower) = Self.settings()
         let now = CACurrentMediaTime()
-        queue.async { [box] in
+        queue.async { [box, weak self] in
           let driver = PngineHeadlessDriver(
             png: png, surface: surface, width: width, height: height,
             configuration: configuration, transparent: transparent)
           box.driver = driver
+          // Errors and the end reach the app on the main thread.
+          driver.onError = { [weak self] error in
+            DispatchQueue.main.async { [weak self] in
+              MainActor.assumeIsolated { self?.onError?(error) }
+            }
+          }
+          driver.onFinished = { [weak self] in
+            DispatchQueue.main.async { [weak self] in
+              MainActor.assumeIsolated { self?.onFinished?() }
+            }
+          }
           driver.reduceMotionChanged(reduceMotion, now: now)
           driver.lowPowerChanged(lowPower, now: now)
           driver.load(now: now)

@@ -58,6 +58,16 @@
       return copy
     }
 
+    /// Called on the main thread with every error (``PngineUIView/onError``).
+    public func onError(_ action: @escaping @MainActor (PngineError) -> Void) -> Self {
+      configure { $0.onError = action }
+    }
+
+    /// Called on the main thread when a non-looping animation ends (``PngineUIView/onFinished``).
+    public func onFinished(_ action: @escaping @MainActor () -> Void) -> Self {
+      configure { $0.onFinished = action }
+    }
+
     /// Anything else, on the UIKit view.
     public func configure(_ body: @escaping @MainActor (PngineUIView) -> Void) -> Self {
       var copy = self
