@@ -53,6 +53,8 @@
     public var onError: (@MainActor (PngineError) -> Void)?
     /// Called on the main thread when an animation that does not loop forever reaches its end.
     public var onFinished: (@MainActor () -> Void)?
+    /// Called on the main thread once the animation is loaded and its first frame asked for.
+    public var onReady: (@MainActor () -> Void)?
 
     /// The loaded animation's counters (calls, commands, passes, draws, frames), read on the
     /// render queue; nil before it loads.
@@ -169,6 +171,11 @@
           driver.lowPowerChanged(lowPower, now: now)
           driver.load(now: now)
           if paused { driver.pause(now: now) }
+          if driver.renderer != nil {
+            DispatchQueue.main.async { [weak self] in
+              MainActor.assumeIsolated { self?.onReady?() }
+            }
+          }
         }
         return
       }

@@ -1,4 +1,5 @@
 #if canImport(SwiftUI) && canImport(UIKit) && canImport(PngineWebGPU)
+  import CoreGraphics
   import Foundation
   import PngineKit
   import SwiftUI
@@ -12,22 +13,129 @@
   }
 
   /// A SwiftUI view playing a PNGine PNG over ``PngineUIView``; loading waits until the view has
-  /// a size. Modifiers return modified copies:
+  /// a size. Given the PNG, it plays it; given a way to load it (seed 004's form), it shows
+  /// `placeholder` while the file comes, then the PNG's own picture while the animation gets
+  /// ready, and that picture (or the placeholder, when the file never came) if it cannot run
+  /// (``PngineKit/PngineLoading``). Modifiers return modified copies:
   ///
   /// ```swift
   /// PngineView(png: data)
   ///   .animationSpeed(1.5)
   ///   .backgroundBehavior(.pauseAndRestore)
+  ///
+  /// PngineView { try await PngineLoader.fetch(.remote(url)) } placeholder: { ProgressView() }
+  ///   .onError { print($0.localizedDescription) }
   /// ```
-  public struct PngineView: UIViewRepresentable {
-    private let png: Data
+  public struct PngineView: View {
+    private let source: Source
+    private let placeholder: AnyView
     private var configuration = PnginePlayer.Configuration()
     private var mode = PnginePlaybackMode.playing
     private var transparent = false
+    private var loadPolicy = PngineLoadPolicy()
     private var configurations: [@MainActor (PngineUIView) -> Void] = []
+    private var errorAction: (@MainActor (PngineError) -> Void)?
+    @State private var loading = PngineLoading()
+    @State private var loaded: Data?
+
+    private enum Source {
+      case png(Data)
+      case load(@Sendable () async throws -> Data)
+    }
 
     /// A view playing `png` (the whole PNG file).
-    public init(png: Data) { self.png = png }
+    public init(png: Data) {
+      source = .png(png)
+      placeholder = AnyView(EmptyView())
+    }
+
+    /// A view that loads its PNG with `load` (cancelled when the view goes), showing
+    /// `placeholder` until the file is here.
+    public init<Placeholder: View>(
+      _ load: @escaping @Sendable () async throws -> Data,
+      @ViewBuilder placeholder: () -> Placeholder
+    ) {
+      source = .load(load)
+      self.placeholder = AnyView(placeholder())
+    }
+
+    /// The animation, the placeholder, or the PNG's own picture, as the load stands.
+    public var body: some View {
+      switch source {
+      case .png(let png):
+        canvas(png)
+      case .load(let load):
+        content.task { await run(load) }
+      }
+    }
+
+    @ViewBuilder private var content: some View {
+      switch loading.state {
+      case .idle, .fetching:
+        placeholder
+      case .preparing(let still):
+        if let png = loaded {
+          canvas(png).background { picture(still) }
+        } else {
+          placeholder
+        }
+      case .ready:
+        if let png = loaded { canvas(png) } else { placeholder }
+      case .failed(_, let fallback):
+        if let fallback { picture(fallback) } else { placeholder }
+      }
+    }
+
+    private func canvas(_ png: Data) -> some View {
+      PngineCanvas(
+        png: png, configuration: configuration, mode: mode, transparent: transparent,
+        configurations: configurations,
+        onError: { error in
+          loading.failed(error)
+          errorAction?(error)
+        },
+        onReady: { loading.prepared() })
+    }
+
+    @ViewBuilder private func picture(_ image: RGBAImage?) -> some View {
+      if let image, let cgImage = PngineStill.cgImage(image) {
+        Image(decorative: cgImage, scale: 1).resizable().scaledToFit()
+      } else {
+        placeholder
+      }
+    }
+
+    private func run(_ load: @Sendable () async throws -> Data) async {
+      loading = PngineLoading(policy: loadPolicy)
+      loading.began()
+      do {
+        let data = try await load()
+        guard data.count <= loadPolicy.maximumBytes else {
+          loading.fetchFailed(
+            PngineError(.limitExceeded, "the file has \(data.count) bytes", location: .init()))
+          return
+        }
+        loaded = data
+        loading.fetched([UInt8](data))
+      } catch is CancellationError {
+        loading.cancelled()
+      } catch let error as PngineError {
+        loading.fetchFailed(error)
+        errorAction?(error)
+      } catch {
+        let wrapped = PngineError(
+          .invalidArgument, error.localizedDescription, location: .init(call: "load"))
+        loading.fetchFailed(wrapped)
+        errorAction?(wrapped)
+      }
+    }
+
+    /// How the PNG's own picture shows while loading and on failure (``PngineKit/PngineLoadPolicy``).
+    public func loadPolicy(_ policy: PngineLoadPolicy) -> Self {
+      var copy = self
+      copy.loadPolicy = policy
+      return copy
+    }
 
     /// Plays or holds (``PngineUIView/isPaused``: a held view renders nothing).
     public func playbackMode(_ mode: PnginePlaybackMode) -> Self {
@@ -58,9 +166,12 @@
       return copy
     }
 
-    /// Called on the main thread with every error (``PngineUIView/onError``).
+    /// Called on the main thread with every error: the load's, and the animation's
+    /// (``PngineUIView/onError``).
     public func onError(_ action: @escaping @MainActor (PngineError) -> Void) -> Self {
-      configure { $0.onError = action }
+      var copy = self
+      copy.errorAction = action
+      return copy
     }
 
     /// Called on the main thread when a non-looping animation ends (``PngineUIView/onFinished``).
@@ -75,25 +186,55 @@
       return copy
     }
 
+  }
+
+  /// The UIKit view under ``PngineView``.
+  struct PngineCanvas: UIViewRepresentable {
+    let png: Data
+    let configuration: PnginePlayer.Configuration
+    let mode: PnginePlaybackMode
+    let transparent: Bool
+    let configurations: [@MainActor (PngineUIView) -> Void]
+    let onError: @MainActor (PngineError) -> Void
+    let onReady: @MainActor () -> Void
+
     /// Makes the view (it loads on its first layout with a size).
-    public func makeUIView(context: Context) -> PngineUIView {
+    func makeUIView(context: Context) -> PngineUIView {
       let view = PngineUIView(png: png, configuration: configuration)
       view.isTransparent = transparent
       view.isPaused = mode == .paused
+      view.onError = onError
+      view.onReady = onReady
       for configure in configurations { configure(view) }
       return view
     }
 
     /// Applies changed settings.
-    public func updateUIView(_ view: PngineUIView, context: Context) {
+    func updateUIView(_ view: PngineUIView, context: Context) {
       if view.configuration != configuration { view.configuration = configuration }
       view.isPaused = mode == .paused
+      view.onError = onError
       for configure in configurations { configure(view) }
     }
 
     /// Stops ticking and unloads.
-    public static func dismantleUIView(_ view: PngineUIView, coordinator: ()) {
+    static func dismantleUIView(_ view: PngineUIView, coordinator: ()) {
       view.tearDown()
+    }
+  }
+
+  /// The PNG's own picture as a `CGImage`.
+  enum PngineStill {
+    static func cgImage(_ image: RGBAImage) -> CGImage? {
+      guard image.width > 0, image.height > 0,
+        image.pixels.count == image.width * image.height * 4,
+        let provider = CGDataProvider(data: Data(image.pixels) as CFData)
+      else { return nil }
+      return CGImage(
+        width: image.width, height: image.height, bitsPerComponent: 8, bitsPerPixel: 32,
+        bytesPerRow: image.width * 4, space: CGColorSpaceCreateDeviceRGB(),
+        bitmapInfo: CGBitmapInfo(rawValue: CGImageAlphaInfo.last.rawValue), provider: provider,
+        decode: nil, shouldInterpolate: true, intent: .defaultIntent)
     }
   }
 #endif
