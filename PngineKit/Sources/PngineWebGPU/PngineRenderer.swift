@@ -94,10 +94,16 @@ public final class PngineRenderer {
   /// Runs `frame(time, w, h)` and executes its commands (no read-back).
   public func draw(time: Float) throws(PngineError) {
     let output = try animation.frame(time: time, width: backend.width, height: backend.height)
-    try backend.execute(
-      output,
-      inputs: FrameInputs(
-        time: time, width: backend.width, height: backend.height, pointer: pointer))
+    do {
+      try backend.execute(
+        output,
+        inputs: FrameInputs(
+          time: time, width: backend.width, height: backend.height, pointer: pointer))
+    } catch {
+      // The animation counted its own errors; the GPU's are counted here.
+      animation.diagnostics.record(error)
+      throw error
+    }
     pointer.frameConsumed()
     framesRendered += 1
   }

@@ -69,6 +69,9 @@ struct DriverTests {
     #expect(driver.player.phase == .paused)
     #expect(driver.player.pauseReason == .failures)
     #expect(driver.lastError?.code == .deviceLost)
+    // The GPU's error is in the animation's diagnostics, as the executor's would be.
+    let diagnostics = try #require(driver.renderer?.animation.diagnostics.snapshot)
+    #expect(diagnostics.errors == 1 && diagnostics.lastError?.code == .deviceLost)
     // A device that cannot be replaced does not come back: paused at the first loss.
     #expect(driver.actions.contains { if case .autoPaused(1, _) = $0 { true } else { false } })
     #expect(driver.framesRendered == 1)

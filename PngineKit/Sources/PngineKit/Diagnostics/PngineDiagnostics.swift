@@ -76,8 +76,9 @@ public final class PngineDiagnostics: Sendable {
     }
   }
 
-  /// Records an error as the last one.
-  func record(_ error: PngineError) {
+  /// Records an error as the last one. The animation records its own (payload, executor,
+  /// commands); a renderer records the GPU's here too, so every layer's errors are counted.
+  public func record(_ error: PngineError) {
     state.withLock {
       $0.errors += 1
       $0.lastError = error
