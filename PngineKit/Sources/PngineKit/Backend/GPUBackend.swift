@@ -23,16 +23,7 @@ public struct FrameInputs: Sendable, Hashable {
   public func timeUniformBytes(size: Int) -> [UInt8] {
     let w = Float(width)
     let h = Float(height)
-    let values: [Float] = [time, w, h, w / (h == 0 ? 1 : h)]
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(16)
-    for value in values {
-      let bits = value.bitPattern
-      for shift in stride(from: 0, to: 32, by: 8) {
-        bytes.append(UInt8((bits >> UInt32(shift)) & 0xFF))
-      }
-    }
-    return Array(bytes.prefix(max(0, min(size, 16))))
+    return littleEndianFloatBytes([time, w, h, w / (h == 0 ? 1 : h)], prefix: size)
   }
 }
 

@@ -110,14 +110,6 @@ public struct PointerState: Sendable, Hashable {
       x, y, clickX, clickY, dx, dy, buttons, pressure, Float(modifiers.rawValue), scrollX,
       scrollY, 0,
     ]
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(48)
-    for value in values {
-      let bits = value.bitPattern
-      for shift in stride(from: 0, to: 32, by: 8) {
-        bytes.append(UInt8((bits >> UInt32(shift)) & 0xFF))
-      }
-    }
-    return Array(bytes.prefix(max(0, min(size, 48)) / 4 * 4))
+    return littleEndianFloatBytes(values, prefix: max(0, size) / 4 * 4)
   }
 }

@@ -37,3 +37,17 @@ struct ByteView {
       | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
   }
 }
+
+/// `values` as little-endian f32 bytes, the first `size` of them (0 … `4 × values.count`): the
+/// uniform writes upstream's hosts make (time, pointer).
+func littleEndianFloatBytes(_ values: [Float], prefix size: Int) -> [UInt8] {
+  var bytes: [UInt8] = []
+  bytes.reserveCapacity(values.count * 4)
+  for value in values {
+    let bits = value.bitPattern
+    for shift in stride(from: 0, to: 32, by: 8) {
+      bytes.append(UInt8((bits >> UInt32(shift)) & 0xFF))
+    }
+  }
+  return Array(bytes.prefix(max(0, min(size, bytes.count))))
+}
