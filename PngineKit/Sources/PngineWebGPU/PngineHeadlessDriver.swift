@@ -30,16 +30,9 @@ public final class PngineHeadlessDriver {
   public private(set) var lastSurfaceFrame: SurfaceFrame?
   /// On a surface: frames skipped because the surface had no texture.
   public private(set) var framesSkipped = 0
-  /// The pointer the animation sees (`write_pointer_uniform`): set it from touches or clicks;
-  /// kept across a reload.
-  public var pointer: PointerState {
-    get { renderer?.pointer ?? pendingPointer }
-    set {
-      pendingPointer = newValue
-      renderer?.pointer = newValue
-    }
-  }
-  private var pendingPointer = PointerState()
+  /// The pointer the animation sees (`write_pointer_uniform`): set it from touches or clicks.
+  /// Each frame that runs uses up its movement and wheel steps; it outlives a reload.
+  public var pointer = PointerState()
 
   /// The frame on screen as an image: the last frame read back (offscreen drivers; a surface
   /// presents without reading back, so it has none).
@@ -59,7 +52,7 @@ public final class PngineHeadlessDriver {
   private var width: UInt32
   private var height: UInt32
   private let surface: SurfaceSource?
-  private var transparent = false
+  private let transparent: Bool
 
   /// A driver for `png` drawn at `width × height`; nothing loaded until ``load(now:)``.
   public convenience init(
@@ -78,18 +71,20 @@ public final class PngineHeadlessDriver {
     configuration: PnginePlayer.Configuration = PnginePlayer.Configuration(),
     transparent: Bool = false
   ) {
-    self.init(png: png, on: surface, width: width, height: height, configuration: configuration)
-    self.transparent = transparent
+    self.init(
+      png: png, on: surface, width: width, height: height, configuration: configuration,
+      transparent: transparent)
   }
 
   private init(
     png: [UInt8], on surface: SurfaceSource?, width: UInt32, height: UInt32,
-    configuration: PnginePlayer.Configuration
+    configuration: PnginePlayer.Configuration, transparent: Bool = false
   ) {
     self.png = png
     self.width = width
     self.height = height
     self.surface = surface
+    self.transparent = transparent
     player = PnginePlayer(configuration: configuration)
   }
 
@@ -165,10 +160,8 @@ public final class PngineHeadlessDriver {
       switch action {
       case .load, .reload:
         do {
-          let pointer = self.pointer
           renderer = nil  // a reload: the old executor goes back to the pool first
           renderer = try makeRenderer()
-          renderer?.pointer = pointer
           if action == .load { perform(player.loaded(now: now), now: now) }
         } catch {
           lastError = error
@@ -182,7 +175,7 @@ public final class PngineHeadlessDriver {
               .notInitialized, "no renderer is loaded", location: .init(call: "frame"))
           }
           if surface != nil {
-            let frame = try renderer.present(time: Float(time))
+            let frame = try renderer.present(time: Float(time), pointer: pointer)
             lastSurfaceFrame = frame
             if case .skipped(let status) = frame {
               framesSkipped += 1
@@ -193,8 +186,9 @@ public final class PngineHeadlessDriver {
               continue
             }
           } else {
-            lastImage = try renderer.render(time: Float(time))
+            lastImage = try renderer.render(time: Float(time), pointer: pointer)
           }
+          pointer.frameConsumed()  // the frame ran: its movement and wheel steps are used
           framesRendered += 1
           perform(player.frameFinished(succeeded: true, now: now), now: now)
         } catch {

@@ -68,11 +68,13 @@ public final class PngineRenderer {
   /// fails is not presented (the error is thrown). Offscreen it draws and reports
   /// `presented(.optimal)` (read the canvas with ``WebGPUBackend/readCanvas()``).
   @discardableResult
-  public func present(time: Float) throws(PngineError) -> SurfaceFrame {
+  public func present(time: Float, pointer: PointerState = PointerState()) throws(PngineError)
+    -> SurfaceFrame
+  {
     let status = try backend.acquireCanvas()
     guard status.hasTexture else { return .skipped(status) }
     do {
-      try draw(time: time)
+      try draw(time: time, pointer: pointer)
       try backend.present()
     } catch {
       backend.discardCanvas()
@@ -87,12 +89,9 @@ public final class PngineRenderer {
     try backend.resize(width: width, height: height)
   }
 
-  /// The pointer the next frames see (`write_pointer_uniform`); each frame that runs
-  /// consumes its movement and wheel steps (``PngineKit/PointerState/frameConsumed()``).
-  public var pointer = PointerState()
-
-  /// Runs `frame(time, w, h)` and executes its commands (no read-back).
-  public func draw(time: Float) throws(PngineError) {
+  /// Runs `frame(time, w, h)` and executes its commands (no read-back); `pointer` is what
+  /// `write_pointer_uniform` writes.
+  public func draw(time: Float, pointer: PointerState = PointerState()) throws(PngineError) {
     let output = try animation.frame(time: time, width: backend.width, height: backend.height)
     do {
       try backend.execute(
@@ -104,13 +103,14 @@ public final class PngineRenderer {
       animation.diagnostics.record(error)
       throw error
     }
-    pointer.frameConsumed()
     framesRendered += 1
   }
 
   /// Draws a frame at `time` and reads the canvas back.
-  public func render(time: Float) throws(PngineError) -> RGBAImage {
-    try draw(time: time)
+  public func render(time: Float, pointer: PointerState = PointerState()) throws(PngineError)
+    -> RGBAImage
+  {
+    try draw(time: time, pointer: pointer)
     return try backend.readCanvas()
   }
 }
