@@ -87,19 +87,6 @@ public struct PnginePlayer: Sendable {
     case purge(LifecyclePolicy.PurgeLevel)
   }
 
-  /// What happens at the end of an animation with a ``Configuration/duration`` (Lottie's
-  /// `LottieLoopMode`, Rive's loop types).
-  public enum LoopMode: Sendable, Hashable {
-    /// Plays once and finishes at the end.
-    case playOnce
-    /// Wraps to 0 at the end, forever.
-    case loop
-    /// Plays `count` passes, then finishes at the end.
-    case `repeat`(Int)
-    /// Runs to the end, back to 0, and forward again, forever.
-    case autoReverse
-  }
-
   /// The player's settings; a documented value type with defaults.
   public struct Configuration: Sendable, Hashable {
     /// Animation seconds per display second (0.5 is half speed). Negative values count as 0.
@@ -474,43 +461,15 @@ public struct PnginePlayer: Sendable {
     lastTick = nil
   }
 
-  /// Time ran past an end of the animation: wraps, bounces or stops it as the loop mode says.
-  /// Returns whether playback finished (time is then at the end).
+  /// Time ran past an end of the animation: the loop mode says where it lands. Returns whether
+  /// playback finished (time is then at the end).
   private mutating func passEnded(duration: Double) -> Bool {
-    switch configuration.loopMode {
-    case .loop:
-      completedPasses += Int(time / duration)
-      time = time.truncatingRemainder(dividingBy: duration)
-      return false
-    case .autoReverse:
-      // Bounce off either end (more than once on a long stall).
-      var bounced = time
-      while bounced < 0 || bounced > duration {
-        if bounced > duration {
-          bounced = 2 * duration - bounced
-          isReversing = true
-        } else {
-          bounced = -bounced
-          isReversing = false
-          completedPasses += 1
-        }
-      }
-      time = bounced
-      return false
-    case .repeat(let count):
-      completedPasses += Int(time / duration)
-      guard completedPasses >= count else {
-        time = time.truncatingRemainder(dividingBy: duration)
-        return false
-      }
-      completedPasses = count
-      time = duration
-      return true
-    case .playOnce:
-      completedPasses = 1
-      time = duration
-      return true
-    }
+    let end = configuration.loopMode.position(
+      after: time, duration: duration, passes: completedPasses, reversing: isReversing)
+    time = end.time
+    completedPasses = end.passes
+    isReversing = end.reversing
+    return end.finished
   }
 
   private mutating func resetTime() {
