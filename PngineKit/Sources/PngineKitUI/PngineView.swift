@@ -110,13 +110,10 @@
       loading.began()
       do {
         let data = try await load()
-        guard data.count <= loadPolicy.maximumBytes else {
-          loading.fetchFailed(
-            PngineError(.limitExceeded, "the file has \(data.count) bytes", location: .init()))
-          return
-        }
+        // The loader's size cap and typed error, for bytes the app fetched itself.
+        let bytes = try await PngineLoader.fetch(.data(data), maximumBytes: loadPolicy.maximumBytes)
         loaded = data
-        loading.fetched([UInt8](data))
+        loading.fetched(bytes)
       } catch is CancellationError {
         loading.cancelled()
       } catch let error as PngineError {
