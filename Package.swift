@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// Module map: see docs/Architecture.md (and ../shared/architecture.md).
+// Module map: see docs/Architecture.md.
 // Arrows point down: SocketIO and LIVAProtocol know nothing of the engine, the engine
 // knows nothing of I/O, and nothing in the core imports a platform shell.
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]

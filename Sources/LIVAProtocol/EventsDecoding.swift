@@ -51,8 +51,8 @@ struct EventReader {
   }
 
   /// Reads a value that playback can do without: a problem drops the value (nil) and is noted
-  /// as a field issue. `null` and booleans mean absent (docs/Protocol.md: "Booleans and nulls where
-  /// a value is optional mean absent").
+  /// as a field issue. `null` and booleans mean absent (docs/Protocol.md, "Field types": in a
+  /// tolerant field `null` and booleans count as absent).
   func lenient<T>(
     _ member: WireValue?, _ read: (WireValue) throws(LIVAProtocolError) -> T
   ) -> T? {
