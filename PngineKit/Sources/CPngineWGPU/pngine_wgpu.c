@@ -15,7 +15,6 @@
 
 struct pg_gpu {
   WGPUInstance instance;
-  WGPUSurface surface;
   WGPUAdapter adapter;
   WGPUDevice device;
   WGPUQueue queue;
@@ -126,8 +125,10 @@ static void spin(pg_gpu *gpu, pg_wait *w) {
   }
 }
 
-// The adapter (compatible with `gpu->surface` when there is one) and the device, on an
-// instance already made; 0 on success, else a message in `err` (the caller frees `gpu`).
+// The adapter and the device, on an instance already made; 0 on success, else a message in
+// `err` (the caller frees `gpu`). No surface is named: the device serves every surface later
+// made on the instance (a Metal adapter presents to any CAMetalLayer, a Vulkan one to any
+// window on its display), so one device can be shared by every animation.
 static int open_device(pg_gpu *gpu, char *err, size_t cap) {
   pg_wait *r = pg_wait_new();
   if (!r) {
@@ -136,7 +137,6 @@ static int open_device(pg_gpu *gpu, char *err, size_t cap) {
   }
   WGPURequestAdapterOptions options = WGPU_REQUEST_ADAPTER_OPTIONS_INIT;
   options.powerPreference = WGPUPowerPreference_LowPower;
-  options.compatibleSurface = gpu->surface;
   WGPURequestAdapterCallbackInfo ainfo = WGPU_REQUEST_ADAPTER_CALLBACK_INFO_INIT;
   ainfo.mode = WGPUCallbackMode_AllowProcessEvents;
   ainfo.callback = on_adapter;
@@ -208,14 +208,12 @@ pg_gpu *pg_gpu_create(char *err, size_t cap) {
   return gpu;
 }
 
-pg_gpu *pg_gpu_create_on_surface(pg_surface_kind kind, void *handle, uint64_t window, char *err,
-                                 size_t cap) {
+WGPUSurface pg_surface_create(pg_gpu *gpu, pg_surface_kind kind, void *handle, uint64_t window,
+                              char *err, size_t cap) {
   if (!handle) {
     snprintf(err, cap, "no native surface handle (NULL)");
     return NULL;
   }
-  pg_gpu *gpu = new_context(err, cap);
-  if (!gpu) return NULL;
   WGPUSurfaceSourceMetalLayer metal = WGPU_SURFACE_SOURCE_METAL_LAYER_INIT;
   WGPUSurfaceSourceXlibWindow xlib = WGPU_SURFACE_SOURCE_XLIB_WINDOW_INIT;
   WGPUSurfaceDescriptor desc = WGPU_SURFACE_DESCRIPTOR_INIT;
@@ -231,28 +229,24 @@ pg_gpu *pg_gpu_create_on_surface(pg_surface_kind kind, void *handle, uint64_t wi
       break;
     default:
       snprintf(err, cap, "unknown surface source kind %d", (int)kind);
-      pg_gpu_free(gpu);
       return NULL;
   }
-  gpu->surface = wgpuInstanceCreateSurface(gpu->instance, &desc);
-  if (!gpu->surface) {
-    snprintf(err, cap, "wgpuInstanceCreateSurface failed (kind %d)", (int)kind);
-    pg_gpu_free(gpu);
-    return NULL;
-  }
-  if (open_device(gpu, err, cap) != 0) {
-    pg_gpu_free(gpu);
-    return NULL;
-  }
-  return gpu;
+  WGPUSurface surface = wgpuInstanceCreateSurface(gpu->instance, &desc);
+  if (!surface) snprintf(err, cap, "wgpuInstanceCreateSurface failed (kind %d)", (int)kind);
+  return surface;
+}
+
+void pg_surface_release(pg_gpu *gpu, WGPUSurface surface) {
+  if (!surface) return;
+  if (gpu->device) wgpuSurfaceUnconfigure(surface);
+  wgpuSurfaceRelease(surface);
+  // What the surface held (its swapchain, presented textures) is freed now, while its window
+  // still exists, not at some later poll of a device that outlives it.
+  if (gpu->device) wgpuDevicePoll(gpu->device, 1, NULL);
 }
 
 void pg_gpu_free(pg_gpu *gpu) {
   if (!gpu) return;
-  if (gpu->surface) {
-    if (gpu->device) wgpuSurfaceUnconfigure(gpu->surface);
-    wgpuSurfaceRelease(gpu->surface);
-  }
   if (gpu->queue) wgpuQueueRelease(gpu->queue);
   if (gpu->device) wgpuDeviceRelease(gpu->device);
   if (gpu->adapter) wgpuAdapterRelease(gpu->adapter);
@@ -263,14 +257,13 @@ void pg_gpu_free(pg_gpu *gpu) {
 WGPUInstance pg_gpu_instance(pg_gpu *gpu) { return gpu->instance; }
 WGPUDevice pg_gpu_device(pg_gpu *gpu) { return gpu->device; }
 WGPUQueue pg_gpu_queue(pg_gpu *gpu) { return gpu->queue; }
-WGPUSurface pg_gpu_surface(pg_gpu *gpu) { return gpu->surface; }
 
-int pg_surface_capabilities(pg_gpu *gpu, WGPUTextureFormat *formats, size_t *format_count,
-                            WGPUCompositeAlphaMode *alphas, size_t *alpha_count,
-                            WGPUTextureUsage *usages) {
-  if (!gpu->surface) return -1;
+int pg_surface_capabilities(pg_gpu *gpu, WGPUSurface surface, WGPUTextureFormat *formats,
+                            size_t *format_count, WGPUCompositeAlphaMode *alphas,
+                            size_t *alpha_count, WGPUTextureUsage *usages) {
+  if (!surface) return -1;
   WGPUSurfaceCapabilities caps = WGPU_SURFACE_CAPABILITIES_INIT;
-  if (wgpuSurfaceGetCapabilities(gpu->surface, gpu->adapter, &caps) != WGPUStatus_Success) {
+  if (wgpuSurfaceGetCapabilities(surface, gpu->adapter, &caps) != WGPUStatus_Success) {
     return -1;
   }
   size_t nf = caps.formatCount < *format_count ? caps.formatCount : *format_count;
@@ -284,8 +277,9 @@ int pg_surface_capabilities(pg_gpu *gpu, WGPUTextureFormat *formats, size_t *for
   return 0;
 }
 
-void pg_surface_configure(pg_gpu *gpu, WGPUTextureFormat format, WGPUTextureUsage usage,
-                          WGPUCompositeAlphaMode alpha, uint32_t width, uint32_t height) {
+void pg_surface_configure(pg_gpu *gpu, WGPUSurface surface, WGPUTextureFormat format,
+                          WGPUTextureUsage usage, WGPUCompositeAlphaMode alpha, uint32_t width,
+                          uint32_t height) {
   WGPUSurfaceConfiguration config = WGPU_SURFACE_CONFIGURATION_INIT;
   config.device = gpu->device;
   config.format = format;
@@ -294,7 +288,7 @@ void pg_surface_configure(pg_gpu *gpu, WGPUTextureFormat format, WGPUTextureUsag
   config.width = width;
   config.height = height;
   config.presentMode = WGPUPresentMode_Fifo;
-  wgpuSurfaceConfigure(gpu->surface, &config);
+  wgpuSurfaceConfigure(surface, &config);
 }
 
 void pg_gpu_adapter_name(pg_gpu *gpu, char *out, size_t cap) {
@@ -393,6 +387,13 @@ int pg_gpu_take_uncaptured(pg_gpu *gpu, char *out, size_t cap) {
 void pg_gpu_destroy_device(pg_gpu *gpu) {
   wgpuDeviceDestroy(gpu->device);
   wgpuInstanceProcessEvents(gpu->instance);
+  // wgpu-native calls the lost callback only at the device's next use; a destroyed device is
+  // lost from now on, so say so now (the callback, when it comes, keeps this first message).
+  if (!atomic_load_explicit(&gpu->lost, memory_order_acquire)) {
+    snprintf(gpu->lost_message, sizeof gpu->lost_message, "Device destroyed (reason %d)",
+             (int)WGPUDeviceLostReason_Destroyed);
+    atomic_store_explicit(&gpu->lost, 1, memory_order_release);
+  }
 }
 
 void pg_gpu_wait(pg_gpu *gpu) { wgpuDevicePoll(gpu->device, 1, NULL); }

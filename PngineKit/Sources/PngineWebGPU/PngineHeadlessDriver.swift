@@ -53,33 +53,42 @@ public final class PngineHeadlessDriver {
   private var height: UInt32
   private let surface: SurfaceSource?
   private let transparent: Bool
+  private let devices: PngineDeviceProvider
 
   /// A driver for `png` drawn at `width × height`; nothing loaded until ``load(now:)``.
+  /// `devices`: where the GPU device comes from (a load, and a reload after a lost device,
+  /// ask it again; by default the device shared by every animation in the process).
   public convenience init(
     png: [UInt8], width: UInt32, height: UInt32,
-    configuration: PnginePlayer.Configuration = PnginePlayer.Configuration()
+    configuration: PnginePlayer.Configuration = PnginePlayer.Configuration(),
+    devices: PngineDeviceProvider = .shared
   ) {
-    self.init(png: png, on: nil, width: width, height: height, configuration: configuration)
+    self.init(
+      png: png, on: nil, width: width, height: height, configuration: configuration,
+      devices: devices)
   }
 
   /// A driver for `png` presented on `surface` at `width × height` (a `CAMetalLayer` on
   /// Apple, an X11 window on Linux); nothing loaded until ``load(now:)``. Its frames are
   /// presented, not read back (``lastImage`` stays `nil`). `transparent`: see
-  /// ``PngineRenderer/init(png:surface:width:height:configuration:transparent:)``.
+  /// ``PngineRenderer/init(png:surface:width:height:configuration:transparent:devices:)``.
+  /// `devices`: as for an offscreen driver.
   public convenience init(
     png: [UInt8], surface: SurfaceSource, width: UInt32, height: UInt32,
     configuration: PnginePlayer.Configuration = PnginePlayer.Configuration(),
-    transparent: Bool = false
+    transparent: Bool = false, devices: PngineDeviceProvider = .shared
   ) {
     self.init(
       png: png, on: surface, width: width, height: height, configuration: configuration,
-      transparent: transparent)
+      transparent: transparent, devices: devices)
   }
 
   private init(
     png: [UInt8], on surface: SurfaceSource?, width: UInt32, height: UInt32,
-    configuration: PnginePlayer.Configuration, transparent: Bool = false
+    configuration: PnginePlayer.Configuration, transparent: Bool = false,
+    devices: PngineDeviceProvider
   ) {
+    self.devices = devices
     self.png = png
     self.width = width
     self.height = height
@@ -149,9 +158,10 @@ public final class PngineHeadlessDriver {
   private func makeRenderer() throws(PngineError) -> PngineRenderer {
     if let surface {
       return try PngineRenderer(
-        png: png, surface: surface, width: width, height: height, transparent: transparent)
+        png: png, surface: surface, width: width, height: height, transparent: transparent,
+        devices: devices)
     }
-    return try PngineRenderer(png: png, width: width, height: height)
+    return try PngineRenderer(png: png, width: width, height: height, devices: devices)
   }
 
   private func perform(_ list: [PnginePlayer.Action], now: Double) {

@@ -18,28 +18,33 @@ public final class PngineRenderer {
   /// Frames rendered so far.
   public private(set) var framesRendered = 0
 
-  /// Loads `png` and executes its `init` commands on a new GPU device.
+  /// Loads `png` and executes its `init` commands on an offscreen canvas, on the device of
+  /// `devices` (by default the one shared by every animation in the process: see
+  /// ``PngineDevice``).
   public convenience init(
     png: [UInt8], width: UInt32, height: UInt32,
-    configuration: PngineConfiguration = PngineConfiguration()
+    configuration: PngineConfiguration = PngineConfiguration(),
+    devices: PngineDeviceProvider = .shared
   ) throws(PngineError) {
     try self.init(
-      png: png, backend: try WebGPUBackend(width: width, height: height),
+      png: png, backend: try WebGPUBackend(width: width, height: height, devices: devices),
       configuration: configuration)
   }
 
-  /// Loads `png` and executes its `init` commands on a new device that presents to `surface`
-  /// at `width × height` (a `CAMetalLayer`, an X11 window: see ``SurfaceSource``). Should
-  /// `init` draw to the canvas, that texture is presented. `transparent`: what the canvas
-  /// leaves transparent shows what is behind the layer (a premultiplied alpha mode).
+  /// Loads `png` and executes its `init` commands on the device of `devices`, presenting to
+  /// `surface` at `width × height` (a `CAMetalLayer`, an X11 window: see ``SurfaceSource``).
+  /// Should `init` draw to the canvas, that texture is presented. `transparent`: what the
+  /// canvas leaves transparent shows what is behind the layer (a premultiplied alpha mode).
   public convenience init(
     png: [UInt8], surface: SurfaceSource, width: UInt32, height: UInt32,
-    configuration: PngineConfiguration = PngineConfiguration(), transparent: Bool = false
+    configuration: PngineConfiguration = PngineConfiguration(), transparent: Bool = false,
+    devices: PngineDeviceProvider = .shared
   ) throws(PngineError) {
     try self.init(
       png: png,
       backend: try WebGPUBackend(
-        surface: surface, width: width, height: height, transparent: transparent),
+        surface: surface, width: width, height: height, transparent: transparent,
+        devices: devices),
       configuration: configuration)
   }
 

@@ -56,14 +56,17 @@ public final class WebGPUBackend: GPUBackend {
   /// The canvas height (a surface's changes with ``resize(width:height:)``).
   public private(set) var height: UInt32
   /// The adapter, e.g. `llvmpipe (LLVM 15.0.7, 256 bits) (Vulkan)`.
-  public let adapterName: String
+  public var adapterName: String { gpuDevice.adapterName }
+  /// The device this backend draws with, shared with every other animation its provider
+  /// serves (see ``PngineDevice``).
+  public let gpuDevice: PngineDevice
   /// The canvas format: `rgba8unorm` offscreen, the surface's chosen format on a surface
   /// (see ``SurfaceFormatChoice/format(from:)``).
   public let canvasFormat: WGPUTextureFormat
   /// Whether the canvas is a surface's texture (presented) rather than an offscreen one.
   public var isSurface: Bool { surface != nil }
 
-  private let gpu: OpaquePointer
+  private var gpu: OpaquePointer { gpuDevice.context }
   private let device: WGPUDevice
   private let queue: WGPUQueue
   // Offscreen: the canvas, its view and the read-back buffer (nil on a surface).
@@ -105,96 +108,107 @@ public final class WebGPUBackend: GPUBackend {
   private var pendingDepthOps: (load: UInt8, store: UInt8)?
   private var pendingDepthClear: Float?
 
-  /// Opens the default adapter (low power) and a device, and makes the canvas.
+  /// Makes the canvas on the device of `devices` (by default the one every animation in the
+  /// process shares: see ``PngineDevice``).
   /// - Throws: ``PngineError/Code/gpuUnavailable`` without an adapter or device.
-  /// - Parameter limits: what every command is checked against first (see ``GPULimits``).
-  public init(width: UInt32, height: UInt32, limits: GPULimits = GPULimits()) throws(PngineError) {
+  /// - Parameters:
+  ///   - limits: what every command is checked against first (see ``GPULimits``); each
+  ///     backend has its own budget, whoever else shares its device.
+  ///   - devices: where the device comes from.
+  public init(
+    width: UInt32, height: UInt32, limits: GPULimits = GPULimits(),
+    devices: PngineDeviceProvider = .shared
+  ) throws(PngineError) {
     try Self.checkSize(width, height, at: .init())
     checker = CommandChecker(limits: limits, canvasWidth: width, canvasHeight: height)
-    var message = [CChar](repeating: 0, count: 1024)
-    guard let gpu = pg_gpu_create(&message, message.count) else {
-      throw PngineError(.gpuUnavailable, text(message))
-    }
-    self.gpu = gpu
+    let gpuDevice = try devices.device()
+    self.gpuDevice = gpuDevice
     self.width = width
     self.height = height
-    device = pg_gpu_device(gpu)
-    queue = pg_gpu_queue(gpu)
-    pg_gpu_adapter_name(gpu, &message, message.count)
-    adapterName = text(message)
+    device = gpuDevice.device
+    queue = gpuDevice.queue
     surface = nil
     canvasFormat = WGPUTextureFormat_RGBA8Unorm
-
-    var texture = pg_texture_descriptor_init()
-    texture.size = WGPUExtent3D(width: width, height: height, depthOrArrayLayers: 1)
-    texture.format = canvasFormat
-    texture.usage =
-      WGPUTextureUsage_RenderAttachment | WGPUTextureUsage_CopySrc | WGPUTextureUsage_CopyDst
-      | WGPUTextureUsage_TextureBinding
-    canvas = wgpuDeviceCreateTexture(device, &texture)
-    canvasView = wgpuTextureCreateView(canvas, nil)
-    paddedRow = (Int(width) * 4 + 255) / 256 * 256
-    var buffer = pg_buffer_descriptor_init()
-    buffer.size = UInt64(paddedRow * Int(height))
-    buffer.usage = WGPUBufferUsage_CopyDst | WGPUBufferUsage_MapRead
-    readback = wgpuDeviceCreateBuffer(device, &buffer)
+    let paddedRow = (Int(width) * 4 + 255) / 256 * 256
+    self.paddedRow = paddedRow
+    let format = canvasFormat
+    (canvas, canvasView, readback) = gpuDevice.withDevice {
+      var texture = pg_texture_descriptor_init()
+      texture.size = WGPUExtent3D(width: width, height: height, depthOrArrayLayers: 1)
+      texture.format = format
+      texture.usage =
+        WGPUTextureUsage_RenderAttachment | WGPUTextureUsage_CopySrc | WGPUTextureUsage_CopyDst
+        | WGPUTextureUsage_TextureBinding
+      let canvas = wgpuDeviceCreateTexture(gpuDevice.device, &texture)
+      let canvasView = wgpuTextureCreateView(canvas, nil)
+      var buffer = pg_buffer_descriptor_init()
+      buffer.size = UInt64(paddedRow * Int(height))
+      buffer.usage = WGPUBufferUsage_CopyDst | WGPUBufferUsage_MapRead
+      return (canvas, canvasView, wgpuDeviceCreateBuffer(gpuDevice.device, &buffer))
+    }
   }
 
-  /// Opens an adapter that can present to `source` and a device, and configures a surface on
-  /// it at `width × height`: the format from ``SurfaceFormatChoice/format(from:)``, usage
+  /// Makes a surface on `source` for the device of `devices` (by default the one every
+  /// animation in the process shares: see ``PngineDevice``) and configures it at
+  /// `width × height`: the format from ``SurfaceFormatChoice/format(from:)``, usage
   /// render attachment (plus copy source and destination where the surface allows them, for
   /// the stream's canvas copies), present mode FIFO, the alpha mode from
   /// ``SurfaceFormatChoice/alphaMode(from:transparent:)``. Nothing is drawn until a frame.
-  /// - Throws: ``PngineError/Code/gpuUnavailable`` without an adapter or device for the
-  ///   surface; ``PngineError/Code/surfaceFailed`` when the surface cannot be made or offers
+  /// - Throws: ``PngineError/Code/gpuUnavailable`` without an adapter or device; ``PngineError/Code/surfaceFailed`` when the surface cannot be made or offers
   ///   no format; ``PngineError/Code/invalidArgument`` for a size outside 1…8192.
   /// - Parameters:
   ///   - limits: what every command is checked against first (see ``GPULimits``).
   ///   - transparent: whether what the canvas leaves transparent shows what is behind it (the
   ///     alpha mode from ``SurfaceFormatChoice/alphaMode(from:transparent:)``).
+  ///   - devices: where the device comes from.
   public init(
     surface source: SurfaceSource, width: UInt32, height: UInt32, limits: GPULimits = GPULimits(),
-    transparent: Bool = false
+    transparent: Bool = false, devices: PngineDeviceProvider = .shared
   ) throws(PngineError) {
     try Self.checkSize(width, height, at: .init())
     checker = CommandChecker(limits: limits, canvasWidth: width, canvasHeight: height)
-    var message = [CChar](repeating: 0, count: 1024)
-    let made: OpaquePointer?
-    switch source {
-    case .metalLayer(let layer):
-      made = pg_gpu_create_on_surface(PG_SURFACE_METAL_LAYER, layer, 0, &message, message.count)
-    case .xlibWindow(let display, let window):
-      made = pg_gpu_create_on_surface(
-        PG_SURFACE_XLIB_WINDOW, display, window, &message, message.count)
+    let gpuDevice = try devices.device()
+    let made: Result<(WGPUSurface, WGPUTextureFormat, [WGPUCompositeAlphaMode], WGPUTextureUsage),
+      PngineError> = gpuDevice.withDevice {
+      let gpu = gpuDevice.context
+      var message = [CChar](repeating: 0, count: 1024)
+      let surface: WGPUSurface?
+      switch source {
+      case .metalLayer(let layer):
+        surface = pg_surface_create(gpu, PG_SURFACE_METAL_LAYER, layer, 0, &message, message.count)
+      case .xlibWindow(let display, let window):
+        surface = pg_surface_create(
+          gpu, PG_SURFACE_XLIB_WINDOW, display, window, &message, message.count)
+      }
+      guard let surface else {
+        return .failure(
+          PngineError(.surfaceFailed, text(message), location: .init(call: "surface")))
+      }
+      var formats = [WGPUTextureFormat](repeating: WGPUTextureFormat_Undefined, count: 64)
+      var alphas = [WGPUCompositeAlphaMode](repeating: WGPUCompositeAlphaMode_Auto, count: 8)
+      var formatCount = formats.count
+      var alphaCount = alphas.count
+      var usages = WGPUTextureUsage(0)
+      let status = pg_surface_capabilities(
+        gpu, surface, &formats, &formatCount, &alphas, &alphaCount, &usages)
+      guard status == 0,
+        let format = SurfaceFormatChoice.format(from: Array(formats[..<formatCount]))
+      else {
+        pg_surface_release(gpu, surface)
+        return .failure(
+          PngineError(
+            .surfaceFailed, "the surface offers no format for this adapter",
+            location: .init(call: "surface")))
+      }
+      return .success((surface, format, Array(alphas[..<alphaCount]), usages))
     }
-    guard let gpu = made else {
-      let reason = text(message)
-      throw PngineError(
-        reason.hasPrefix("no WebGPU") ? .gpuUnavailable : .surfaceFailed, reason,
-        location: .init(call: "surface"))
-    }
-    var formats = [WGPUTextureFormat](repeating: WGPUTextureFormat_Undefined, count: 64)
-    var alphas = [WGPUCompositeAlphaMode](repeating: WGPUCompositeAlphaMode_Auto, count: 8)
-    var formatCount = formats.count
-    var alphaCount = alphas.count
-    var usages = WGPUTextureUsage(0)
-    let status = pg_surface_capabilities(
-      gpu, &formats, &formatCount, &alphas, &alphaCount, &usages)
-    guard status == 0, let format = SurfaceFormatChoice.format(from: Array(formats[..<formatCount]))
-    else {
-      pg_gpu_free(gpu)
-      throw PngineError(
-        .surfaceFailed, "the surface offers no format for this adapter",
-        location: .init(call: "surface"))
-    }
-    self.gpu = gpu
+    let (surface, format, alphas, usages) = try made.get()
+    self.gpuDevice = gpuDevice
     self.width = width
     self.height = height
-    device = pg_gpu_device(gpu)
-    queue = pg_gpu_queue(gpu)
-    pg_gpu_adapter_name(gpu, &message, message.count)
-    adapterName = text(message)
-    surface = pg_gpu_surface(gpu)
+    device = gpuDevice.device
+    queue = gpuDevice.queue
+    self.surface = surface
     canvasFormat = format
     canvas = nil
     canvasView = nil
@@ -203,12 +217,22 @@ public final class WebGPUBackend: GPUBackend {
     surfaceUsage =
       WGPUTextureUsage_RenderAttachment
       | (usages & (WGPUTextureUsage_CopySrc | WGPUTextureUsage_CopyDst))
-    surfaceAlpha = SurfaceFormatChoice.alphaMode(
-      from: Array(alphas[..<alphaCount]), transparent: transparent)
-    try configureSurface(.init(call: "surface"))
+    surfaceAlpha = SurfaceFormatChoice.alphaMode(from: alphas, transparent: transparent)
+    try locked { () throws(PngineError) in try configureSurface(.init(call: "surface")) }
   }
 
   deinit {
+    gpuDevice.withDevice { releaseAll() }
+  }
+
+  /// Runs `body` holding the device's lock (see ``PngineDevice``).
+  private func locked<Result>(_ body: () throws(PngineError) -> Result) throws(PngineError)
+    -> Result
+  {
+    try gpuDevice.withDevice(body)
+  }
+
+  private func releaseAll() {
     if let p = renderPass { wgpuRenderPassEncoderRelease(p) }
     if let p = computePass { wgpuComputePassEncoderRelease(p) }
     if let e = encoder { wgpuCommandEncoderRelease(e) }
@@ -230,19 +254,28 @@ public final class WebGPUBackend: GPUBackend {
     if let canvasView { wgpuTextureViewRelease(canvasView) }
     if let canvas { wgpuTextureRelease(canvas) }
     releaseFrameTexture()
-    pg_gpu_free(gpu)
+    if let surface { pg_surface_release(gpu, surface) }
   }
 
   /// Destroys the device, as a driver reset or an unplugged GPU would: every later command
-  /// fails with ``PngineError/Code/deviceLost``. For tests of device loss.
+  /// of this backend, and of every other animation on its device, fails with
+  /// ``PngineError/Code/deviceLost`` (``PngineDevice/destroy()``). For tests of device loss.
   public func loseDevice() {
-    pg_gpu_destroy_device(gpu)
+    gpuDevice.destroy()
   }
 
   // MARK: Executing
 
-  /// Executes one call's commands (see ``GPUBackend``).
+  /// Executes one call's commands (see ``GPUBackend``), holding the device for the call.
   public func execute(
+    _ commands: [DecodedCommand], blobs: [Int: Blob], call: String, inputs: FrameInputs
+  ) throws(PngineError) {
+    try locked { () throws(PngineError) in
+      try executeLocked(commands, blobs: blobs, call: call, inputs: inputs)
+    }
+  }
+
+  private func executeLocked(
     _ commands: [DecodedCommand], blobs: [Int: Blob], call: String, inputs: FrameInputs
   ) throws(PngineError) {
     do throws(PngineError) {
@@ -1067,13 +1100,14 @@ public final class WebGPUBackend: GPUBackend {
   /// surface whose window is gone (the adapter no longer supports it, or its format is no
   /// longer offered) is a ``PngineError/Code/surfaceFailed`` instead.
   private func configureSurface(_ at: PngineError.Location) throws(PngineError) {
+    guard let surface else { return }
     var formats = [WGPUTextureFormat](repeating: WGPUTextureFormat_Undefined, count: 64)
     var alphas = [WGPUCompositeAlphaMode](repeating: WGPUCompositeAlphaMode_Auto, count: 8)
     var formatCount = formats.count
     var alphaCount = alphas.count
     var usages = WGPUTextureUsage(0)
     let status = pg_surface_capabilities(
-      gpu, &formats, &formatCount, &alphas, &alphaCount, &usages)
+      gpu, surface, &formats, &formatCount, &alphas, &alphaCount, &usages)
     guard status == 0, formats[..<formatCount].contains(canvasFormat),
       usages & surfaceUsage == surfaceUsage
     else {
@@ -1083,7 +1117,7 @@ public final class WebGPUBackend: GPUBackend {
         "the surface can no longer be configured (its window or layer is gone, or it no longer"
           + " offers \(SurfaceFormatChoice.name(of: canvasFormat)))", location: at)
     }
-    pg_surface_configure(gpu, canvasFormat, surfaceUsage, surfaceAlpha, width, height)
+    pg_surface_configure(gpu, surface, canvasFormat, surfaceUsage, surfaceAlpha, width, height)
   }
 
   /// Throws ``PngineError/Code/invalidArgument`` for a canvas size outside 1…8192.
@@ -1116,6 +1150,10 @@ public final class WebGPUBackend: GPUBackend {
   ///   ``PngineError/Code/deviceLost`` when the device is gone.
   @discardableResult
   public func acquireCanvas() throws(PngineError) -> SurfaceTextureStatus {
+    try locked { () throws(PngineError) in try acquireCanvasLocked() }
+  }
+
+  private func acquireCanvasLocked() throws(PngineError) -> SurfaceTextureStatus {
     let at = PngineError.Location(call: "acquireCanvas")
     try checkLost(at)
     guard let surface else { return .optimal }
@@ -1150,6 +1188,10 @@ public final class WebGPUBackend: GPUBackend {
   /// - Throws: ``PngineError/Code/surfaceFailed`` when wgpu refuses to present;
   ///   ``PngineError/Code/deviceLost`` when the device is gone.
   public func present() throws(PngineError) {
+    try locked { () throws(PngineError) in try presentLocked() }
+  }
+
+  private func presentLocked() throws(PngineError) {
     guard let surface, frameTexture != nil else { return }
     let status = frameStatus
     let presented = wgpuSurfacePresent(surface)
@@ -1166,7 +1208,7 @@ public final class WebGPUBackend: GPUBackend {
 
   /// Lets the held surface texture go without presenting it (after a failed frame).
   public func discardCanvas() {
-    releaseFrameTexture()
+    gpuDevice.withDevice { releaseFrameTexture() }
   }
 
   /// A new canvas size for a surface (its window or layer was resized): reconfigures the
@@ -1177,6 +1219,10 @@ public final class WebGPUBackend: GPUBackend {
   ///   size outside 1…8192; ``PngineError/Code/gpuValidation`` when a remade texture or bind
   ///   group is rejected.
   public func resize(width newWidth: UInt32, height newHeight: UInt32) throws(PngineError) {
+    try locked { () throws(PngineError) in try resizeLocked(width: newWidth, height: newHeight) }
+  }
+
+  private func resizeLocked(width newWidth: UInt32, height newHeight: UInt32) throws(PngineError) {
     let at = PngineError.Location(call: "resize")
     guard surface != nil else {
       throw PngineError(.invalidArgument, "an offscreen canvas has a fixed size", location: at)
@@ -1251,6 +1297,10 @@ public final class WebGPUBackend: GPUBackend {
   /// - Throws: ``PngineError/Code/invalidArgument`` on a surface (its frames are presented,
   ///   not read back).
   public func readCanvas() throws(PngineError) -> RGBAImage {
+    try locked { () throws(PngineError) in try readCanvasLocked() }
+  }
+
+  private func readCanvasLocked() throws(PngineError) -> RGBAImage {
     try checkLost(PngineError.Location(call: "readCanvas"))
     guard let canvas, let readback else {
       throw PngineError(

@@ -59,8 +59,10 @@ struct DriverTests {
     configuration.targetFrameRate = nil
     configuration.maximumConsecutiveFailures = 3
     configuration.maximumDeviceRecoveries = 0
+    // A device of its own: losing it touches no other test.
     let driver = PngineHeadlessDriver(
-      png: try fixture(triangle), width: 32, height: 32, configuration: configuration)
+      png: try fixture(triangle), width: 32, height: 32, configuration: configuration,
+      devices: PngineDeviceProvider())
     driver.load(now: 0)
     driver.tick(now: 0)
     #expect(driver.framesRendered == 1)
@@ -83,7 +85,8 @@ struct DriverTests {
     configuration.duration = 0.05
     configuration.loopMode = .playOnce
     let driver = PngineHeadlessDriver(
-      png: try fixture(triangle), width: 32, height: 32, configuration: configuration)
+      png: try fixture(triangle), width: 32, height: 32, configuration: configuration,
+      devices: PngineDeviceProvider())
     var errors: [PngineError.Code] = []
     var finished = 0
     driver.onError = { errors.append($0.code) }
@@ -148,7 +151,8 @@ struct DriverTests {
     var configuration = PnginePlayer.Configuration()
     configuration.targetFrameRate = nil
     let driver = PngineHeadlessDriver(
-      png: try fixture(cube), width: 32, height: 32, configuration: configuration)
+      png: try fixture(cube), width: 32, height: 32, configuration: configuration,
+      devices: PngineDeviceProvider())
     var errors: [PngineError.Code] = []
     driver.onError = { errors.append($0.code) }
     driver.load(now: 0)

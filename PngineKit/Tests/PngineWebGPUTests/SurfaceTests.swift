@@ -73,7 +73,8 @@ struct SurfaceTests {
     let reference = try offscreen(c.file, width: c.size, height: c.size, times: c.times)
     let shown = try withWindow(width: c.size, height: c.size) { x, window in
       let renderer = try PngineRenderer(
-        png: try fixture(c.file), surface: x.source(window), width: c.size, height: c.size)
+        png: try fixture(c.file), surface: x.source(window), width: c.size, height: c.size,
+        devices: x.devices)
       #expect(renderer.backend.isSurface)
       #expect(renderer.backend.canvasFormat == WGPUTextureFormat_BGRA8Unorm)
       for t in c.times { #expect(try renderer.present(time: t) == .presented(.optimal)) }
@@ -89,7 +90,8 @@ struct SurfaceTests {
   @Test func theTrianglesPixelsAreTheShadersOnTheWindow() throws {
     let image = try withWindow(width: 256, height: 256) { x, window in
       let renderer = try PngineRenderer(
-        png: try fixture(triangle), surface: x.source(window), width: 256, height: 256)
+        png: try fixture(triangle), surface: x.source(window), width: 256, height: 256,
+        devices: x.devices)
       try renderer.present(time: 0)
       return x.pixels(window, width: 256, height: 256)
     }
@@ -105,7 +107,8 @@ struct SurfaceTests {
     let t1 = try offscreen(cube, width: 128, height: 128, times: [1])
     let shown = try withWindow(width: 128, height: 128) { x, window in
       let renderer = try PngineRenderer(
-        png: try fixture(cube), surface: x.source(window), width: 128, height: 128)
+        png: try fixture(cube), surface: x.source(window), width: 128, height: 128,
+        devices: x.devices)
       try renderer.present(time: 1)
       return x.pixels(window, width: 128, height: 128)
     }
@@ -119,7 +122,8 @@ struct SurfaceTests {
     let reference = try offscreen(cube, width: 160, height: 96, times: [1])
     let shown = try withWindow(width: 256, height: 256) { x, window in
       let renderer = try PngineRenderer(
-        png: try fixture(cube), surface: x.source(window), width: 256, height: 256)
+        png: try fixture(cube), surface: x.source(window), width: 256, height: 256,
+        devices: x.devices)
       #expect(try renderer.present(time: 0) == .presented(.optimal))
       _ = x.xlib.resizeWindow(x.display, window, 160, 96)
       _ = x.xlib.sync(x.display, 0)
@@ -137,7 +141,8 @@ struct SurfaceTests {
   @Test func aWindowThatIsGoneIsATypedErrorNotACrash() throws {
     try withWindow(width: 64, height: 64) { x, window in
       let renderer = try PngineRenderer(
-        png: try fixture(triangle), surface: x.source(window), width: 64, height: 64)
+        png: try fixture(triangle), surface: x.source(window), width: 64, height: 64,
+        devices: x.devices)
       #expect(try renderer.present(time: 0) == .presented(.optimal))
       _ = x.xlib.destroyWindow(x.display, window)
       _ = x.xlib.sync(x.display, 0)
@@ -155,7 +160,8 @@ struct SurfaceTests {
 
   @Test func aSurfaceIsPresentedNotReadBack() throws {
     try withWindow(width: 32, height: 32) { x, window in
-      let backend = try WebGPUBackend(surface: x.source(window), width: 32, height: 32)
+      let backend = try WebGPUBackend(
+        surface: x.source(window), width: 32, height: 32, devices: x.devices)
       let error = #expect(throws: PngineError.self) { _ = try backend.readCanvas() }
       #expect(error?.code == .invalidArgument)
       // Acquiring twice answers the held texture; presenting lets it go; nothing drawn is
@@ -173,7 +179,7 @@ struct SurfaceTests {
     let (time, shown) = try withWindow(width: 96, height: 96) { x, window in
       let driver = PngineHeadlessDriver(
         png: try fixture(cube), surface: x.source(window), width: 96, height: 96,
-        configuration: configuration)
+        configuration: configuration, devices: x.devices)
       driver.load(now: 0)
       for tick in 0..<12 { driver.tick(now: Double(tick) / 60) }
       #expect(driver.framesRendered == 6)
@@ -197,7 +203,7 @@ struct SurfaceTests {
     try withWindow(width: 32, height: 32) { x, window in
       let driver = PngineHeadlessDriver(
         png: try fixture(triangle), surface: x.source(window), width: 32, height: 32,
-        configuration: configuration)
+        configuration: configuration, devices: x.devices)
       driver.load(now: 0)
       driver.tick(now: 0)
       #expect(driver.framesRendered == 1)

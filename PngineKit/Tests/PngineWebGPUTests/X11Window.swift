@@ -133,6 +133,12 @@ let xlibErrors = Mutex(0)
 /// line.
 final class XDisplay {
   let xlib: Xlib
+  /// The GPU device of this display's surfaces, opened for it and gone with it. A Vulkan
+  /// instance on Mesa keeps what it learnt of an X connection (its extensions' opcodes) for
+  /// its whole life, keyed by the connection's address; the process-wide device would carry it
+  /// over to the next test's server, whose connection may reuse the address, and send it
+  /// requests it does not know (BadRequest).
+  let devices = PngineDeviceProvider()
   let display: Xlib.Display
   let screen: Int32
   private let server: Process?

@@ -2,7 +2,8 @@
 // (adapter, device, error scopes, buffer mapping), the device-lost and uncaptured-error
 // callbacks captured into a context, a surface made from a native source (the chained
 // WGPUSurfaceSource… structs) with its capabilities and configuration, and the INIT defaults
-// of webgpu.h (macros Swift cannot import). Every function is called from the one thread that owns the context.
+// of webgpu.h (macros Swift cannot import). A context (one device) may serve several
+// animations and surfaces; its callers serialize their calls on it (one lock per context).
 #ifndef PNGINE_WGPU_H
 #define PNGINE_WGPU_H
 
@@ -16,7 +17,7 @@ typedef struct pg_gpu pg_gpu;
 /// Makes an instance, a low-power adapter and a device; NULL with a message in `err`.
 pg_gpu *pg_gpu_create(char *err, size_t cap);
 
-/// Where a surface comes from: the chained `WGPUSurfaceSource…` struct pg_gpu_create_on_surface
+/// Where a surface comes from: the chained `WGPUSurfaceSource…` struct pg_surface_create
 /// passes to wgpuInstanceCreateSurface.
 typedef enum pg_surface_kind {
   /// `handle` is a CAMetalLayer (WGPUSurfaceSourceMetalLayer); `window` is unused.
@@ -25,21 +26,24 @@ typedef enum pg_surface_kind {
   PG_SURFACE_XLIB_WINDOW = 2,
 } pg_surface_kind;
 
-/// Makes an instance, a surface on the given native source, an adapter that can present to
-/// it (low power) and a device; NULL with a message in `err`. The surface is not configured.
-pg_gpu *pg_gpu_create_on_surface(pg_surface_kind kind, void *handle, uint64_t window, char *err,
-                                 size_t cap);
-/// The surface of a context made by pg_gpu_create_on_surface, else NULL.
-WGPUSurface pg_gpu_surface(pg_gpu *gpu);
-/// The surface's capabilities with this adapter: up to `*format_count` formats (in the
-/// surface's order of preference) and `*alpha_count` alpha modes are copied out and the counts
-/// set to what was copied; `*usages` gets the supported texture usages. 0 on success.
-int pg_surface_capabilities(pg_gpu *gpu, WGPUTextureFormat *formats, size_t *format_count,
-                            WGPUCompositeAlphaMode *alphas, size_t *alpha_count,
-                            WGPUTextureUsage *usages);
-/// Configures the surface: `format`, `usage`, `alpha`, `width × height`, present mode Fifo.
-void pg_surface_configure(pg_gpu *gpu, WGPUTextureFormat format, WGPUTextureUsage usage,
-                          WGPUCompositeAlphaMode alpha, uint32_t width, uint32_t height);
+/// A surface on the given native source, made on the context's instance (so its device can
+/// present to it); NULL with a message in `err`. Not configured. Several surfaces may share
+/// one context.
+WGPUSurface pg_surface_create(pg_gpu *gpu, pg_surface_kind kind, void *handle, uint64_t window,
+                              char *err, size_t cap);
+/// Unconfigures and releases a surface made by pg_surface_create (before its context goes).
+void pg_surface_release(pg_gpu *gpu, WGPUSurface surface);
+/// The surface's capabilities with this context's adapter: up to `*format_count` formats (in
+/// the surface's order of preference) and `*alpha_count` alpha modes are copied out and the
+/// counts set to what was copied; `*usages` gets the supported texture usages. 0 on success.
+int pg_surface_capabilities(pg_gpu *gpu, WGPUSurface surface, WGPUTextureFormat *formats,
+                            size_t *format_count, WGPUCompositeAlphaMode *alphas,
+                            size_t *alpha_count, WGPUTextureUsage *usages);
+/// Configures the surface for this context's device: `format`, `usage`, `alpha`,
+/// `width × height`, present mode Fifo.
+void pg_surface_configure(pg_gpu *gpu, WGPUSurface surface, WGPUTextureFormat format,
+                          WGPUTextureUsage usage, WGPUCompositeAlphaMode alpha, uint32_t width,
+                          uint32_t height);
 /// Releases everything.
 void pg_gpu_free(pg_gpu *gpu);
 WGPUInstance pg_gpu_instance(pg_gpu *gpu);
