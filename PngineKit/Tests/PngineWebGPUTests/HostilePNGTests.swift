@@ -119,7 +119,8 @@ struct HostilePNGTests {
   @Test("frames after the device is lost are typed errors, the read-back too")
   func lostDevice() throws {
     try requireTool(renderBinary != nil, "the pngine executable")
-    let renderer = try PngineRenderer(png: try fixture(triangle), width: 32, height: 32, devices: PngineDeviceProvider())
+    let renderer = try PngineRenderer(
+      png: try fixture(triangle), width: 32, height: 32, devices: PngineDeviceProvider())
     _ = try renderer.render(time: 0)
     renderer.backend.loseDevice()
     let frame = #expect(throws: PngineError.self) { try renderer.draw(time: 0.5) }

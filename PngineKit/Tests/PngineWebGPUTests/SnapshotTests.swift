@@ -342,7 +342,8 @@ struct GPUErrorTests {
   }
 
   @Test func aLostDeviceIsATypedErrorNotACrash() throws {
-    let renderer = try PngineRenderer(png: try fixture(triangle), width: 64, height: 64, devices: PngineDeviceProvider())
+    let renderer = try PngineRenderer(
+      png: try fixture(triangle), width: 64, height: 64, devices: PngineDeviceProvider())
     _ = try renderer.render(time: 0)
     renderer.backend.loseDevice()
     let error = #expect(throws: PngineError.self) { _ = try renderer.render(time: 0.1) }
