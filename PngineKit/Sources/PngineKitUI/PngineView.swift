@@ -59,6 +59,16 @@
       self.placeholder = AnyView(placeholder())
     }
 
+    /// A view that loads its PNG's bytes with `load`, as ``PngineKit/PngineLoader/fetch(_:session:maximumBytes:)``
+    /// returns them: `PngineView { try await PngineLoader.fetch(.remote(url)) } placeholder: { … }`.
+    public init<Placeholder: View>(
+      _ load: @escaping @Sendable () async throws -> [UInt8],
+      @ViewBuilder placeholder: () -> Placeholder
+    ) {
+      source = .load { Data(try await load()) }
+      self.placeholder = AnyView(placeholder())
+    }
+
     /// The animation, the placeholder, or the PNG's own picture, as the load stands.
     public var body: some View {
       switch source {
@@ -232,6 +242,46 @@
         bytesPerRow: image.width * 4, space: CGColorSpaceCreateDeviceRGB(),
         bitmapInfo: CGBitmapInfo(rawValue: CGImageAlphaInfo.last.rawValue), provider: provider,
         decode: nil, shouldInterpolate: true, intent: .defaultIntent)
+    }
+  }
+
+  /// The forms the README and the DocC show, compiled with the view (an Apple build checks
+  /// them; nothing calls these): seed 004's loader with a placeholder, an app's own `Data`
+  /// loader, and a gallery whose animations share one GPU device.
+  enum PngineViewExamples {
+    @MainActor static func seed(_ url: URL) -> some View {
+      PngineView {
+        try await PngineLoader.fetch(.remote(url))
+      } placeholder: {
+        ProgressView()
+      }
+      .onError { print($0.localizedDescription) }
+    }
+
+    @MainActor static func ownLoader(_ url: URL) -> some View {
+      PngineView {
+        try await URLSession.shared.data(from: url).0
+      } placeholder: {
+        Color.clear
+      }
+    }
+
+    @MainActor static func gallery(_ names: [String]) -> some View {
+      ScrollView {
+        LazyVGrid(columns: [GridItem(.adaptive(minimum: 160))]) {
+          ForEach(names, id: \.self) { name in
+            PngineView {
+              guard let source = PngineSource.bundle(name) else {
+                throw PngineError(.invalidArgument, "no \(name).png in the app")
+              }
+              return try await PngineLoader.fetch(source)
+            } placeholder: {
+              ProgressView()
+            }
+            .frame(height: 160)
+          }
+        }
+      }
     }
   }
 #endif
