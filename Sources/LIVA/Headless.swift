@@ -3,26 +3,10 @@ import LIVAEngine
 import LIVAMedia
 import LIVAProtocol
 
-/// A value behind a lock. Callers keep the critical sections short and never call out while
-/// holding it.
-final class Protected<Value>: @unchecked Sendable {
-  // @unchecked: every access to `value` goes through `lock`.
-  private let lock = NSLock()
-  private var value: Value
-
-  init(_ value: Value) { self.value = value }
-
-  func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-    lock.lock()
-    defer { lock.unlock() }
-    return try body(&value)
-  }
-}
-
 /// A display link on a virtual clock: ticks happen only when the owner calls ``tick(at:)``
 /// or ``run(from:to:hz:)``. For tests and offline rendering.
 public final class VirtualDisplayLink: DisplayLink {
-  private let handler = Protected<(@Sendable (Double) -> Void)?>(nil)
+  private let handler = Locked<(@Sendable (Double) -> Void)?>(nil)
 
   /// Creates a stopped link.
   public init() {}
@@ -57,7 +41,7 @@ public final class RealTimeDisplayLink: DisplayLink {
   /// Ticks per second.
   public let hz: Double
   private let origin = ContinuousClock.now
-  private let running = Protected<Int>(0)
+  private let running = Locked<Int>(0)
 
   /// Creates a link ticking `hz` times per second once started.
   public init(hz: Double = 60) { self.hz = max(1, hz) }
@@ -129,7 +113,7 @@ public final class HeadlessAudioOutput: AudioOutput {
   /// How much faster (positive) or slower (negative) than real time the audio clock runs,
   /// e.g. `0.01` for 1 % fast. Lets tests check that the lips follow the sound.
   public let clockSkew: Double
-  private let state = Protected(State())
+  private let state = Locked(State())
 
   /// Creates an output whose clock runs `1 + clockSkew` times real time.
   public init(clockSkew: Double = 0) { self.clockSkew = clockSkew }

@@ -119,12 +119,12 @@ public final class LIVAPlayer: Sendable {
   public let baseFrames: BaseFrameStore
   /// The decoded overlay images.
   public let overlays: OverlayImageStore
-  private let ingest: Protected<IngestPipeline?>
-  private let compositor: Protected<(compositor: Compositor?, pool: FramePool)>
-  private let state: Protected<State>
+  private let ingest: Locked<IngestPipeline?>
+  private let compositor: Locked<(compositor: Compositor?, pool: FramePool)>
+  private let state: Locked<State>
   /// Held while an audio action is carried out: a start checks, inside it, that its chunk was
   /// not interrupted since the tick that decided it, so it can never land after the stop.
-  private let audioGate = Protected(())
+  private let audioGate = Locked(())
   private let audio: any AudioOutput
   private let surface: any RenderSurface
   private let logger: Logger
@@ -154,18 +154,18 @@ public final class LIVAPlayer: Sendable {
     self.audio = audio
     self.surface = surface
     self.logger = logger
-    let state = Protected(
+    let state = Locked(
       State(
         core: PlayerCore(
           engine: configuration.engine, freezeThreshold: configuration.freezeThreshold,
           expectedTickRate: configuration.expectedTickRate),
         started: createdAt))
     self.state = state
-    self.compositor = Protected((nil, FramePool()))
+    self.compositor = Locked((nil, FramePool()))
     self.overlays = OverlayImageStore(byteLimit: configuration.overlayByteLimit) { keys in
       state.withLock { $0.core.imagesRemoved(keys) }
     }
-    self.ingest = Protected(nil)
+    self.ingest = Locked(nil)
     self.decodeScheduler = decodeScheduler ?? ConcurrentDecodeScheduler()
     let pipeline = IngestPipeline(
       store: overlays, configuration: configuration.ingest, scheduler: decodeScheduler
@@ -427,7 +427,7 @@ public final class LIVAPlayer: Sendable {
     }
   }
 
-  private static func handle(_ event: IngestEvent, state: Protected<State>, logger: Logger) {
+  private static func handle(_ event: IngestEvent, state: Locked<State>, logger: Logger) {
     switch event {
     case .imageReady(let key, _, _):
       state.withLock { $0.core.imageReady(key) }

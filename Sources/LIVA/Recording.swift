@@ -60,7 +60,7 @@ public final class RecordingSurface: RenderSurface {
   public let videoRate: Double
   /// Where the PNG frames go (`frame_%05d.png`).
   public let directory: URL
-  private let state = Protected(State())
+  private let state = Locked(State())
   private let queue = DispatchQueue(label: "liva.recorder")
   private let group = DispatchGroup()
   private let codec: SystemImageCodec = {

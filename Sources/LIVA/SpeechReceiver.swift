@@ -71,7 +71,7 @@ public struct SpeechReceiver: Sendable {
     case orphan
   }
 
-  private struct Message: Sendable {
+  struct Message: Sendable {
     let id: MessageID
     /// `master_chunk_index` of chunk 0.
     var base: Int?
@@ -90,20 +90,20 @@ public struct SpeechReceiver: Sendable {
     var endedByDrop = false
   }
 
-  private struct ChunkSeen: Sendable, Equatable {
+  struct ChunkSeen: Sendable, Equatable {
     var master: Int?
     var fingerprint: Int
     /// When it arrived.
     var at: Double
   }
 
-  private struct AudioWaiting: Sendable {
+  struct AudioWaiting: Sendable {
     var message: MessageID
     var audio: Data
     var since: Double
   }
 
-  private struct Early: Sendable {
+  struct Early: Sendable {
     var chunk: AudioChunk
     var since: Double
     /// The message open when it was parked.
@@ -124,22 +124,22 @@ public struct SpeechReceiver: Sendable {
   /// Seconds a `chunk_images_ready` waits for its chunk's plan; an older one was another
   /// message's.
   public var readyAheadTimeout: Double = 2
-  private var open: Message?
+  var open: Message?
   /// Reconnections so far, and the connection of the event being handled (set by
   /// ``receive(_:now:fromLostConnection:)``, read only inside it).
-  private var connection = 0
-  private var eventConnection = 0
-  private var nextMessage = 0
-  private var lastEventStale = false
+  var connection = 0
+  var eventConnection = 0
+  var nextMessage = 0
+  var lastEventStale = false
   /// Audio-only chunks of the open message waiting for their plan, by chunk index.
-  private var awaitingPlan: [Int: AudioWaiting] = [:]
+  var awaitingPlan: [Int: AudioWaiting] = [:]
   /// `animation_chunk_metadata` plans not paired yet, by chunk index.
-  private var plans: [Int: (frames: [PlannedFrame], fingerprint: Int)] = [:]
+  var plans: [Int: (frames: [PlannedFrame], fingerprint: Int)] = [:]
   /// `chunk_images_ready` whose chunk's plan is not here yet: chunk index → total.
-  private var readyAhead: [Int: (total: Int, at: Double)] = [:]
-  private var early: [Early] = []
+  var readyAhead: [Int: (total: Int, at: Double)] = [:]
+  var early: [Early] = []
   /// Chunk 0 of the last few messages before the open one, to know their late re-sends.
-  private var recentOpeners: [ChunkSeen] = []
+  var recentOpeners: [ChunkSeen] = []
 
   /// Without masters, how long before its chunk 0 a chunk may have come to be taken as that
   /// message's (a race between the backend's tasks), in seconds.
@@ -157,6 +157,9 @@ public struct SpeechReceiver: Sendable {
 
   /// The message being received, if any.
   public var currentMessage: MessageID? { open?.id }
+
+  /// Fingerprints of the metadata plans paired in the open message, to spot re-sends.
+  var plansSent: [MessageID: [Int: Int]] = [:]
 
   // MARK: - Inputs
 
@@ -257,7 +260,7 @@ public struct SpeechReceiver: Sendable {
 
   /// The open message can get nothing more: its connection dropped (unless `audio_end` ended
   /// it before).
-  private mutating func endOpenByDrop() {
+  mutating func endOpenByDrop() {
     if open?.ended == false { open?.endedByDrop = true }
     open?.ended = true
   }
@@ -267,273 +270,6 @@ public struct SpeechReceiver: Sendable {
     open?.interrupted = true
     awaitingPlan = [:]
     readyAhead = [:]
-  }
-
-  // MARK: - Chunks
-
-  private mutating func audioChunk(_ chunk: AudioChunk, now: Double) -> [Action] {
-    let frames = Self.plannedFrames(chunk)
-    let seen = ChunkSeen(
-      master: chunk.masterChunkIndex, fingerprint: Self.fingerprint(chunk.audio, frames), at: now)
-    var actions: [Action] = []
-    let id: MessageID
-    if chunk.chunkIndex == 0 {
-      if let current = open, isResend(seen, of: 0, in: current) {
-        lastEventStale = false
-        return [.dropped(event: "receive_audio", chunk: 0, reason: .duplicate)]
-      }
-      // A late re-send of an interrupted message's chunk 0: an older master, or (without
-      // masters) the content of a recent earlier chunk 0.
-      if let master = chunk.masterChunkIndex, let base = open?.base, master < base {
-        lastEventStale = true
-        return [.dropped(event: "receive_audio", chunk: 0, reason: .stale)]
-      }
-      if chunk.masterChunkIndex == nil,
-        recentOpeners.contains(where: {
-          $0.fingerprint == seen.fingerprint && now - $0.at < resendWindow
-        })
-      {
-        lastEventStale = true
-        return [.dropped(event: "receive_audio", chunk: 0, reason: .stale)]
-      }
-      if let previous = open?.chunks[0] {
-        recentOpeners.append(previous)
-        if recentOpeners.count > 4 { recentOpeners.removeFirst() }
-      }
-      id = openMessage(base: chunk.masterChunkIndex)
-      open?.chunks[0] = seen
-      actions += firstFrame(chunk)
-      actions += accept(chunk, frames: frames, message: id, now: now)
-      // Chunks that came before this chunk 0 and fit it.
-      let base = chunk.masterChunkIndex
-      // Without masters only a chunk that came just before (a race of the backend's tasks).
-      let fits = { (entry: Early) in
-        Self.fits(entry.chunk, base: base) && entry.connection == eventConnection
-          && (base != nil && entry.chunk.masterChunkIndex != nil
-            || now - entry.since <= Self.raceWindow)
-      }
-      let adopted = early.filter(fits)
-      early.removeAll(where: fits)
-      for entry in adopted.sorted(by: { $0.chunk.chunkIndex < $1.chunk.chunkIndex }) {
-        actions += audioChunk(entry.chunk, now: now)
-      }
-      return actions
-    }
-    switch place(chunk, seen: seen) {
-    case .stale:
-      lastEventStale = true
-      return [.dropped(event: "receive_audio", chunk: chunk.chunkIndex, reason: .stale)]
-    case .duplicate:
-      lastEventStale = false
-      return [.dropped(event: "receive_audio", chunk: chunk.chunkIndex, reason: .duplicate)]
-    case .early:
-      if early.count >= Self.earlyLimit {
-        let dropped = early.removeFirst()
-        actions.append(
-          .dropped(event: "receive_audio", chunk: dropped.chunk.chunkIndex, reason: .orphan))
-      }
-      early.append(
-        Early(chunk: chunk, since: now, openThen: open?.id, connection: eventConnection))
-      return actions
-    case .open(let reopens):
-      lastEventStale = false
-      guard var current = open else { return [] }
-      if reopens { current.ended = false }
-      current.chunks[chunk.chunkIndex] = seen
-      open = current
-      actions += firstFrame(chunk)
-      actions += accept(chunk, frames: frames, message: current.id, now: now)
-      return actions
-    }
-  }
-
-  private enum Placement {
-    case stale, duplicate, early
-    /// The open message's; `reopens`: its master proves it, after an `audio_end`.
-    case open(reopens: Bool)
-  }
-
-  /// Where a chunk after chunk 0 goes (see the type's rules).
-  private func place(_ chunk: AudioChunk, seen: ChunkSeen) -> Placement {
-    guard var current = open else { return .early }
-    // Its connection dropped, and this came on that connection: the drop did not end it.
-    if current.endedByDrop && current.connection == eventConnection { current.ended = false }
-    let index = chunk.chunkIndex
-    if let master = chunk.masterChunkIndex, let base = current.base {
-      if master < base { return .stale }
-      if isResend(seen, of: index, in: current) { return .duplicate }
-      if current.interrupted { return .stale }
-      if master - base == index { return .open(reopens: current.ended) }
-      // Another message's, unless this backend numbers its chunks otherwise.
-      if current.mastersContiguous || current.chunks[index] != nil || current.ended {
-        return .early
-      }
-      return .open(reopens: false)
-    }
-    if isResend(seen, of: index, in: current) { return .duplicate }
-    if current.interrupted && current.chunks[index] == nil { return .stale }
-    if current.chunks[index] != nil || current.ended || current.interrupted { return .early }
-    return .open(reopens: false)
-  }
-
-  /// Whether `seen` is the chunk `index` `message` already has: the same master when both
-  /// have one, else the same content.
-  private func isResend(_ seen: ChunkSeen, of index: Int, in message: Message) -> Bool {
-    guard let known = message.chunks[index], known.fingerprint == seen.fingerprint,
-      !(index == 0 && message.connection != eventConnection)
-    else {
-      return false
-    }
-    if let a = known.master, let b = seen.master { return a == b }
-    // Without masters, the same content is a re-send while the message is received, or within
-    // ``resendWindow`` of the first copy: later, a message may say the same thing again.
-    return !(index == 0 && message.ended && seen.at - known.at >= resendWindow)
-  }
-
-  private static func fits(_ chunk: AudioChunk, base: Int?) -> Bool {
-    guard let base, let master = chunk.masterChunkIndex else { return true }
-    return master - base == chunk.chunkIndex
-  }
-
-  /// The plan and audio of a chunk placed in `message`: enqueued, or paired later.
-  private mutating func accept(
-    _ chunk: AudioChunk, frames: [PlannedFrame], message: MessageID, now: Double
-  ) -> [Action] {
-    let index = chunk.chunkIndex
-    var actions: [Action] = []
-    let unplaced = Self.unplacedFrames(chunk)
-    if unplaced > 0 {
-      actions.append(.framesRejected(code: "noPlacement", count: unplaced, chunk: index))
-    }
-    if frames.isEmpty {
-      // Audio only: pair it with its plan (older variant), or play it without one later.
-      if let plan = plans.removeValue(forKey: index) {
-        actions.append(
-          enqueueAction(index: index, message: message, frames: plan.frames, audio: chunk.audio))
-      } else {
-        awaitingPlan[index] = AudioWaiting(message: message, audio: chunk.audio, since: now)
-        return actions
-      }
-    } else {
-      actions.append(
-        .enqueue(
-          ChunkPlan(
-            index: index, frames: frames, message: message,
-            startsOnFirstFrame: !firstFrame(chunk).isEmpty),
-          audio: chunk.audio))
-    }
-    if let ready = readyAhead.removeValue(forKey: index), now - ready.at <= readyAheadTimeout {
-      actions.append(.imagesSent(chunk: index, message: message, total: ready.total, ahead: true))
-    }
-    return actions
-  }
-
-  private mutating func openMessage(base: Int?) -> MessageID {
-    let id = MessageID(nextMessage)
-    nextMessage += 1
-    open = Message(id: id, base: base, connection: eventConnection)
-    lastEventStale = false
-    awaitingPlan = [:]
-    // Chunks after 0 cannot precede their chunk 0: what waits for them was the old message's.
-    readyAhead = readyAhead.filter { $0.key == 0 }
-    plans = plans.filter { $0.key == 0 }
-    return id
-  }
-
-  /// `first_frame_image`: the first mouth, ahead of its batch.
-  private func firstFrame(_ chunk: AudioChunk) -> [Action] {
-    guard let first = chunk.firstFrameImage, let sheet = first.sheetFilename,
-      let frame = chunk.animations.lazy.flatMap({ $0.sections.joined() }).first(where: {
-        !$0.isRejected
-      }), frame.sheetFilename == sheet
-    else { return [] }
-    return [
-      .decode(
-        [EncodedOverlay(key: frame.overlayId, data: first.image.data)], chunk: chunk.chunkIndex)
-    ]
-  }
-
-  private mutating func metadataPlan(_ metadata: AnimationChunkMetadata, now: Double) -> [Action] {
-    let frames = metadata.sections.flatMap { section in
-      section.frames.map { Self.plannedFrame($0, zone: nil) }
-    }
-    let index = metadata.chunkIndex
-    if let waiting = awaitingPlan.removeValue(forKey: index) {
-      lastEventStale = false
-      var actions = [
-        enqueueAction(index: index, message: waiting.message, frames: frames, audio: waiting.audio)
-      ]
-      if let ready = readyAhead.removeValue(forKey: index), now - ready.at <= readyAheadTimeout {
-        actions.append(
-          .imagesSent(chunk: index, message: waiting.message, total: ready.total, ahead: true))
-      }
-      return actions
-    }
-    let fingerprint = Self.fingerprint(Data(), frames)
-    if let current = open, current.chunks[index] != nil,
-      plansSent[current.id]?[index] == fingerprint
-    {
-      return [.dropped(event: "animation_chunk_metadata", chunk: index, reason: .duplicate)]
-    }
-    plans[index] = (frames, fingerprint)
-    return []
-  }
-
-  /// Fingerprints of the metadata plans paired in the open message, to spot re-sends.
-  private var plansSent: [MessageID: [Int: Int]] = [:]
-
-  private mutating func imagesReady(chunk: Int, total: Int, now: Double) -> [Action] {
-    if let current = open, current.chunks[chunk] != nil, awaitingPlan[chunk] == nil {
-      // The open message's (a re-send is harmless). It may be the next message's, ahead of its
-      // chunk 0, but it is not kept for that one: wrongly credited, it would cost mouths that
-      // are still coming; missed, the next chunk 0 only starts on its own images.
-      return [.imagesSent(chunk: chunk, message: current.id, total: total)]
-    }
-    readyAhead[chunk] = (total, now)
-    return []
-  }
-
-  private func images(_ frames: [OverlayFrame], chunk: Int) -> [Action] {
-    var encoded: [EncodedOverlay] = []
-    var failed: [String] = []
-    encoded.reserveCapacity(frames.count)
-    for frame in frames {
-      if let overlay = EncodedOverlay(frame) {
-        encoded.append(overlay)
-      } else if frame.isRejected {
-        failed.append(frame.overlayId)
-      }
-    }
-    var actions: [Action] = []
-    if !failed.isEmpty { actions.append(.imagesFailed(failed)) }
-    if !encoded.isEmpty { actions.append(.decode(encoded, chunk: chunk)) }
-    return actions
-  }
-
-  private mutating func flushAwaiting() -> [Action] {
-    var actions: [Action] = []
-    for (index, entry) in awaitingPlan.sorted(by: { $0.key < $1.key }) {
-      awaitingPlan[index] = nil
-      actions.append(
-        enqueueAction(index: index, message: entry.message, frames: nil, audio: entry.audio))
-    }
-    return actions
-  }
-
-  private mutating func enqueueAction(
-    index: Int, message: MessageID, frames: [PlannedFrame]?, audio: Data
-  ) -> Action {
-    if let frames, !frames.isEmpty {
-      plansSent[message, default: [:]][index] = Self.fingerprint(Data(), frames)
-      plansSent = plansSent.filter { $0.key == message }
-    }
-    var frames = frames ?? []
-    if frames.isEmpty, let timing = try? MP3Timing(parsing: audio) {
-      // No plan: the audio's duration in mouthless slots, so the audio still plays on time.
-      let slots = Int((timing.duration * speakingFPS).rounded())
-      frames = Array(repeating: .continuation(animation: .idleForward), count: max(0, slots))
-    }
-    return .enqueue(ChunkPlan(index: index, frames: frames, message: message), audio: audio)
   }
 
   // MARK: - Plans

@@ -419,25 +419,22 @@ public struct SampleAvatar: Sendable {
 }
 
 /// Progress and the first error of a parallel write.
-private final class WriteState: @unchecked Sendable {
-  // @unchecked: every stored property is only touched with `lock` held.
-  private let lock = NSLock()
-  private var done = 0
-  private var firstError: LIVAServerError?
+private final class WriteState: Sendable {
+  private let state = Locked<(done: Int, firstError: LIVAServerError?)>((0, nil))
 
-  var failed: Bool { lock.withLock { firstError != nil } }
-  var error: LIVAServerError? { lock.withLock { firstError } }
+  var failed: Bool { state.withLock { $0.firstError != nil } }
+  var error: LIVAServerError? { state.withLock { $0.firstError } }
 
   func finishOne() -> Int {
-    lock.withLock {
-      done += 1
-      return done
+    state.withLock {
+      $0.done += 1
+      return $0.done
     }
   }
 
   func fail(_ error: any Error) {
     let converted =
       error as? LIVAServerError ?? LIVAServerError(.ioFailure, "\(error)")
-    lock.withLock { if firstError == nil { firstError = converted } }
+    state.withLock { if $0.firstError == nil { $0.firstError = converted } }
   }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LIVAMedia
 
 /// Turns text into an ``Utterance``: synthesized at run time when the tools exist, otherwise
 /// the best-matching pre-made one.
@@ -198,10 +199,8 @@ public struct SpeechSynthesizer: Sendable {
 }
 
 /// Drains a pipe on a background thread so a chatty child never blocks on a full pipe.
-private final class PipeCollector: @unchecked Sendable {
-  // @unchecked: `data` is only touched with `lock` held; `done` is a semaphore.
-  private let lock = NSLock()
-  private var data = Data()
+private final class PipeCollector: Sendable {
+  private let data = Locked(Data())
   private let done = DispatchSemaphore(value: 0)
 
   init(_ handle: FileHandle) {
@@ -209,7 +208,7 @@ private final class PipeCollector: @unchecked Sendable {
       while true {
         let chunk = handle.availableData
         if chunk.isEmpty { break }
-        self.lock.withLock { self.data.append(chunk) }
+        self.data.withLock { $0.append(chunk) }
       }
       self.done.signal()
     }
@@ -218,6 +217,6 @@ private final class PipeCollector: @unchecked Sendable {
   /// Waits for the end of the stream (the child has exited) and returns what it wrote.
   func finish() -> String {
     done.wait()
-    return lock.withLock { String(decoding: data, as: UTF8.self) }
+    return data.withLock { String(decoding: $0, as: UTF8.self) }
   }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import CLIVAAllocator
 import Foundation
 import LIVA
+import LIVAMedia
 import LIVAProtocol
 import LIVAServer
 import Logging
@@ -95,18 +96,16 @@ func sampleAvatar(size: FrameSize, cacheRoot: URL) throws -> AvatarPack {
 }
 
 /// A monotonic step counter for throttled progress output.
-final class Counter: @unchecked Sendable {
-  // @unchecked: every access goes through `lock`.
-  private let lock = NSLock()
-  private var value = -1
+final class Counter: Sendable {
+  private let value = Locked(-1)
 
   /// Moves to `step`; returns whether it is a new step.
   func advance(to step: Int) -> Bool {
-    lock.lock()
-    defer { lock.unlock() }
-    guard step > value else { return false }
-    value = step
-    return true
+    value.withLock {
+      guard step > $0 else { return false }
+      $0 = step
+      return true
+    }
   }
 }
 

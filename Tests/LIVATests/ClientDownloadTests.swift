@@ -40,7 +40,7 @@ struct ClientDownloadTests {
 
   /// Collects a client's events in the background.
   final class Events: Sendable {
-    let seen = Protected<[LIVAEvent]>([])
+    let seen = Locked<[LIVAEvent]>([])
     init(_ client: LIVAClient) {
       let stream = client.events
       Task { [seen] in

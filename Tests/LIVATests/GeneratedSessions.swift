@@ -434,7 +434,7 @@ struct GeneratedSession: CustomStringConvertible {
       }
       newestAudio = max(newestAudio ?? segment.chunk.message, segment.chunk.message)
     }
-    // Protected messages: every chunk plays once, in order, to its end, with its mouths, lips
+    // Locked messages: every chunk plays once, in order, to its end, with its mouths, lips
     // on the audio.
     let openedMessages = messages.filter(\.opened)
     for (position, message) in openedMessages.enumerated()

@@ -1,0 +1,181 @@
+import Foundation
+import LIVAProtocol
+
+// BaseFrameStore: decoded frames (the first frame kept as a poster), preloading and prefetching.
+extension BaseFrameStore {
+  /// Whether frame `index` of `animation` is the one kept decoded on disk: frame 0 of the idle
+  /// loop, the first frame of every session. Decoding it (a 1280×768 PNG takes ~15–20 ms on a
+  /// small CPU) was most of the time to first frame; reading it raw takes ~1–2 ms.
+  static func hasPoster(_ animation: AnimationName, _ index: Int) -> Bool {
+    animation == .idleForward && index == 0
+  }
+
+  func posterURL(_ animation: AnimationName, _ version: String) -> URL {
+    directory(animation).appendingPathComponent(version, isDirectory: true)
+      .appendingPathComponent("frame_0000.rgba", isDirectory: false)
+  }
+
+  /// The raw layout: "LIVARGBA", width and height (u32 little-endian), then the pixels.
+  static let posterMagic = Array("LIVARGBA".utf8)
+
+  /// The kept frame, or nil when there is none or it is damaged (any size but its own). Read
+  /// straight into the frame's buffer: one copy from the page cache.
+  static func readPoster(_ url: URL) -> RGBAImage? {
+    let descriptor = open(url.path, O_RDONLY)
+    guard descriptor >= 0 else { return nil }
+    defer { close(descriptor) }
+    func readFully(_ pointer: UnsafeMutableRawPointer, _ count: Int) -> Bool {
+      var done = 0
+      while done < count {
+        let n = read(descriptor, pointer + done, count - done)
+        if n < 0, errno == EINTR { continue }
+        guard n > 0 else { return false }
+        done += n
+      }
+      return true
+    }
+    var header = [UInt8](repeating: 0, count: 16)
+    var status = stat()
+    guard header.withUnsafeMutableBytes({ readFully($0.baseAddress!, 16) }),
+      Array(header[0..<8]) == posterMagic, fstat(descriptor, &status) == 0
+    else { return nil }
+    func u32(_ at: Int) -> Int { (0..<4).reduce(0) { $0 | Int(header[at + $1]) << (8 * $1) } }
+    let (width, height) = (u32(8), u32(12))
+    guard width > 0, height > 0, width <= 1 << 15, height <= 1 << 15,
+      Int(status.st_size) == 16 + width * height * 4
+    else { return nil }
+    var complete = false
+    let pixels = [UInt8](unsafeUninitializedCapacity: width * height * 4) { buffer, count in
+      complete = readFully(buffer.baseAddress!, buffer.count)
+      count = complete ? buffer.count : 0
+    }
+    guard complete else { return nil }
+    return try? RGBAImage(width: width, height: height, pixels: pixels)
+  }
+
+  /// Keeps `image` decoded at `url`, atomically, and counts its bytes on disk with its
+  /// version's (while that version is still the current one); best effort (a failure leaves
+  /// the PNG path).
+  func keepPoster(
+    _ image: RGBAImage, at url: URL, animation: AnimationName, version id: Int
+  ) {
+    var bytes = Self.posterMagic
+    for value in [image.width, image.height] {
+      bytes += (0..<4).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) }
+    }
+    bytes += image.pixels
+    let previous = Self.fileSize(url)
+    guard (try? Self.writeAtomically(Data(bytes), to: url)) != nil else { return }
+    state.withLock { state in
+      guard state.animations[animation]?.current?.id == id else { return }
+      state.animations[animation]?.current?.bytes += bytes.count - previous
+      state.statistics.diskBytes += bytes.count - previous
+    }
+  }
+
+  /// Frame `index` of `animation` if it is decoded in memory now; never touches the disk and
+  /// never decodes, so the render path may call it. A nil is a planned hold: call
+  /// ``preload(_:frames:)`` (or ``frame(_:of:)``) from a worker to bring frames in.
+  public func decodedFrame(_ index: Int, of animation: AnimationName) -> RGBAImage? {
+    guard let id = state.withLock({ $0.animations[animation]?.current?.id }) else { return nil }
+    return decoded.image(for: Self.key(animation, id, index))
+  }
+
+  /// The key of a version's decoded frame: a frame of a replaced version is never found as
+  /// the new one's, even when its decode finishes after the swap.
+  static func key(_ animation: AnimationName, _ version: Int, _ index: Int) -> String {
+    "\(animation.rawValue)/\(version)/\(index)"
+  }
+
+  /// Reads and decodes frames of a cached animation into memory, on the calling thread (a
+  /// worker, never the render thread). Frames beyond ``memoryByteLimit`` push out the least
+  /// recently used ones, so preload what the next seconds of playback need.
+  public func preload(_ animation: AnimationName, frames: Range<Int>? = nil)
+    throws(LIVAMediaError)
+  {
+    guard let count = cachedEntry(animation)?.frames else {
+      throw LIVAMediaError(
+        .invalidArgument, "\(animation) is not cached", source: animation.rawValue)
+    }
+    let range = (frames ?? 0..<count).clamped(to: 0..<count)
+    for index in range { _ = try frame(index, of: animation) }
+  }
+
+  /// Brings a window of frames into memory on a worker of `scheduler`, most urgent first, and
+  /// then marks them recently used (the most urgent last), so that the byte-bounded memory
+  /// (``memoryByteLimit``) lets go of frames behind the playhead, never of the window ahead.
+  /// A window larger than the memory is cut where it stops fitting: its less urgent end is not
+  /// decoded rather than pushing out its more urgent start.
+  /// A new call replaces whatever the previous one had not reached yet. Returns at once.
+  public func prefetch(_ frames: [(AnimationName, Int)], scheduler: any DecodeScheduler) {
+    let start = prefetching.withLock { work -> Bool in
+      work.pending = frames
+      guard !work.running else { return false }
+      work.running = true
+      return true
+    }
+    if start { scheduler.schedule { self.drainPrefetch() } }
+  }
+
+  /// Whether no prefetch is pending or running.
+  public var isPrefetchIdle: Bool { prefetching.withLock { !$0.running && $0.pending.isEmpty } }
+
+  func drainPrefetch() {
+    while true {
+      let window = prefetching.withLock { work -> [(AnimationName, Int)]? in
+        guard !work.pending.isEmpty else {
+          work.running = false
+          return nil
+        }
+        defer { work.pending = [] }
+        return work.pending
+      }
+      guard let window else { return }
+      // Bytes of this window in memory so far, and the size of one frame once known: what
+      // would not fit is not decoded (it would push out the window's own, more urgent frames).
+      var bytes = 0
+      var frameSize = 0
+      for (name, index) in window {
+        if let image = decodedFrame(index, of: name) {
+          bytes += image.byteCount
+          frameSize = max(frameSize, image.byteCount)
+          continue
+        }
+        if frameSize > 0, bytes + frameSize > decoded.byteLimit { break }
+        if let image = try? frame(index, of: name) {
+          bytes += image.byteCount
+          frameSize = max(frameSize, image.byteCount)
+        }
+        // A newer window replaces this one: go on with it at once.
+        if prefetching.withLock({ !$0.pending.isEmpty }) { break }
+      }
+      for (name, index) in window.reversed() { _ = decodedFrame(index, of: name) }
+    }
+  }
+
+  /// Frame 0 of the idle loop (`idle_1_s_idle_1_e`) when cached: the instant first frame.
+  public func idleFirstFrame() -> RGBAImage? {
+    try? frame(0, of: .idleForward)
+  }
+
+  /// Current statistics.
+  public var statistics: Statistics {
+    var statistics = state.withLock { $0.statistics }
+    statistics.memoryBytes = decoded.statistics.bytes
+    return statistics
+  }
+
+  /// Drops every decoded frame held in memory (memory pressure); the disk is untouched.
+  public func purgeMemory() {
+    decoded.purge()
+  }
+
+  /// Drops every decoded frame except `frames` (memory pressure: keep what is on screen and
+  /// idle frame 0, or the window ahead); the disk is untouched.
+  public func purgeMemory(keeping frames: [(AnimationName, Int)]) {
+    let ids = state.withLock { state in state.animations.compactMapValues { $0.current?.id } }
+    decoded.purge(
+      keeping: Set(
+        frames.compactMap { name, index in ids[name].map { Self.key(name, $0, index) } }))
+  }
+}
