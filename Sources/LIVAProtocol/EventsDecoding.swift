@@ -141,7 +141,7 @@ struct EventReader {
   func int(_ value: WireValue, max: Int, at path: @autoclosure () -> String)
     throws(LIVAProtocolError) -> Int
   {
-    guard case .number(let number) = value else {
+    guard let number = value.numberOrDecimalText else {
       throw wrongType(value, expected: "an integer", at: path())
     }
     guard number.rounded(.towardZero) == number, number.magnitude < 9e15 else {
@@ -192,7 +192,7 @@ struct EventReader {
   func number(_ value: WireValue, at path: @autoclosure () -> String) throws(LIVAProtocolError)
     -> Double
   {
-    guard case .number(let number) = value else {
+    guard let number = value.numberOrDecimalText else {
       throw wrongType(value, expected: "a number", at: path())
     }
     guard number.isFinite else { throw error(.outOfRange, "non-finite number", at: path()) }
@@ -249,11 +249,19 @@ struct EventReader {
     try animationName(required(object, key, in: parent), at: Self.join(parent, key))
   }
 
-  /// A sprite-sheet file name: a single safe path component.
+  /// Text, or a number taken as its decimal text (an encoder that wrote `12` for `"12"`).
+  func text(_ value: WireValue, at path: @autoclosure () -> String) throws(LIVAProtocolError)
+    -> String
+  {
+    if let text = value.decimalText { return text }
+    return try string(value, at: path())
+  }
+
+  /// A sprite-sheet file name: a single safe path component (a number is its decimal text).
   func fileName(_ value: WireValue, at path: @autoclosure () -> String) throws(LIVAProtocolError)
     -> String
   {
-    let text = try string(value, at: path())
+    let text = try text(value, at: path())
     guard !text.isEmpty, text != ".", text != "..",
       !text.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "\\") })
     else {
@@ -365,12 +373,31 @@ struct EventReader {
     let (bytes, urlMIME) = try bytes(
       required(data, key, in: parent), maximumBytes: limits.maximumImageBytes,
       at: Self.join(parent, key))
-    let declared = try optionalString(mime, mimeKey, in: parent)
+    // Informational: the bytes say what they are, so a media type that is no text is noted
+    // and ignored, never the image's loss.
+    let declared = lenient(mime) { (value) throws(LIVAProtocolError) -> String in
+      try string(value, at: Self.join(parent, mimeKey))
+    }
     return EncodedImage(data: bytes, mimeType: declared ?? urlMIME)
   }
 }
 
 extension WireValue {
+  /// A number, or decimal text that is one (`"7"`, `"-2.5"`, `"1e3"`; not `"0x1"`, `"inf"` or
+  /// `" 7"`): what a tolerant reader takes where a number is expected.
+  var numberOrDecimalText: Double? {
+    switch self {
+    case .number(let number): return number
+    case .string(let text):
+      guard let first = text.utf8.first, text.utf8.count <= 32,
+        first == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first),
+        text.utf8.allSatisfy({ "0123456789.-+eE".utf8.contains($0) })
+      else { return nil }
+      return Double(text)
+    default: return nil
+    }
+  }
+
   /// A finite number as decimal text (`7`, not `7.0`, for whole numbers); nil otherwise.
   var decimalText: String? {
     guard case .number(let number) = self, number.isFinite else { return nil }

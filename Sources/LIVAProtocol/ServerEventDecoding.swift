@@ -303,7 +303,7 @@ extension EventReader {
       try fileName(value, at: Self.join(path, "sheet_filename"))
     }
     let sentID = lenient(fields.overlayId) { (value) throws(LIVAProtocolError) -> String in
-      let text = try string(value, at: Self.join(path, "overlay_id"))
+      let text = try text(value, at: Self.join(path, "overlay_id"))
       guard !text.isEmpty else {
         throw error(.malformedValue, "empty overlay_id", at: Self.join(path, "overlay_id"))
       }

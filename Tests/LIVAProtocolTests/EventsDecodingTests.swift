@@ -338,7 +338,7 @@ struct EventValidationTests {
       path: "audio_data"),
     RejectedEvent(
       .event,
-      event: "receive_audio", payload: audio(["chunk_index"], "0"), code: .wrongType,
+      event: "receive_audio", payload: audio(["chunk_index"], "0x1"), code: .wrongType,
       path: "chunk_index"),
     RejectedEvent(
       .event,

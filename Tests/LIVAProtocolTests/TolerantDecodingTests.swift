@@ -146,6 +146,51 @@ struct TolerantDecodingTests {
     }
   }
 
+  @Test(
+    "numbers where strings are expected and numeric text where numbers are: read, not rejected")
+  func numbersAndText() throws {
+    // A frame an encoder wrote with the other JSON type for each value: the sheet name and the
+    // id as numbers, the base frame and the rectangle as text, the media type as a number.
+    var frame: WireValue = [
+      "animation_name": "talking_1_s_talking_1_e", "matched_sprite_frame_number": "7",
+      "sheet_filename": 12, "coordinates": ["400", "500", "120.5", "80"],
+      "image_data": .string(webp.base64EncodedString()), "image_mime": 7,
+    ]
+    let payload: WireValue = ["chunk_index": "0", "batch_index": 0, "frames": [frame]]
+    let (event, issues) = try decode("receive_frame_images_batch", payload)
+    guard case .frameImagesBatch(let batch)? = event else {
+      Issue.record("\(String(describing: event))")
+      return
+    }
+    #expect(batch.chunkIndex == 0)
+    let decoded = try #require(batch.frames.first)
+    #expect(!decoded.isRejected, "\(issues)")
+    #expect(decoded.matchedSpriteFrameNumber == 7)
+    #expect(decoded.sheetFilename == "12")
+    #expect(decoded.overlayId == "talking_1_s_talking_1_e/7/12")
+    #expect(decoded.coordinates == PlacementRect(x: 400, y: 500, width: 120.5, height: 80))
+    // The image is kept; a media type that is no text is ignored (the bytes say what they are).
+    #expect(decoded.image?.data == webp && decoded.image?.mimeType == nil)
+    #expect(issues.map(\.scope) == [.field], "\(issues)")
+    #expect(issues.first?.fieldPath == "frames[0].image_mime")
+    // An id sent as a number is the same key as its text.
+    if case .object(var members) = frame {
+      members["overlay_id"] = 42
+      frame = .object(members)
+    }
+    let (again, _) = try decode(
+      "receive_frame_images_batch", ["chunk_index": 0, "frames": [frame]])
+    guard case .frameImagesBatch(let second)? = again else {
+      Issue.record("\(String(describing: again))")
+      return
+    }
+    #expect(second.frames.first?.overlayId == "42")
+    // Text that is no number is still wrong where a number is needed.
+    #expect(throws: LIVAProtocolError.self) {
+      try decode("receive_frame_images_batch", ["chunk_index": "0x1", "frames": []])
+    }
+  }
+
   @Test("bad audio costs the audio, not the plan")
   func badAudio() throws {
     var payload = receiveAudio(frames: [productionFrame(1)])
