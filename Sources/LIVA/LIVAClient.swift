@@ -222,7 +222,12 @@ public final class LIVAClient: Sendable {
     guard !alreadyConnected else { return }
     apply(.connectRequested)
     let events = Task { [self] in
-      for await event in socket.events { await handle(event) }
+      for await event in socket.events {
+        await handle(event)
+        // A backend that asked for an acknowledgement (to pace or to retry) gets one once the
+        // event is taken in, whatever it held: as python-socketio's own client answers.
+        if event.wantsAck { await event.ack([]) }
+      }
     }
     let statuses = Task { [self] in
       for await status in socket.statusUpdates { await handle(status, of: socket) }

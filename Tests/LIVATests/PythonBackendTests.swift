@@ -149,6 +149,24 @@ struct PythonBackendTests {
     await rig.stop()
   }
 
+  @Test("a backend that asks for acknowledgements gets one for every speech event")
+  func acknowledgements() async throws {
+    var rig = try await makeRig(extra: ["--acks"])
+    try await say("hello", in: rig, ends: 1)
+    // The last event of the message is answered, and every one before it.
+    let last = await rig.backend.waitForLine(startingWith: "ACKED audio_end", seconds: 10)
+    #expect(last != nil, "no acknowledgement of audio_end: \(rig.backend.lines.suffix(5))")
+    let sent = rig.backend.lines.filter { $0.hasPrefix("SENT ") }.map { $0.dropFirst(5) }
+    let acked = rig.backend.lines.filter { $0.hasPrefix("ACKED ") }.map { $0.dropFirst(6) }
+    #expect(!sent.isEmpty && acked.sorted() == sent.sorted())
+    // Answering costs playback nothing.
+    let plan = await rig.plan(1)
+    rig.run(for: 10)
+    #expect(rig.audio.segments.map(\.chunk.index) == Array(plan.indices))
+    #expect(rig.player.metrics.engine.overlayFramesDrawn == plan.reduce(0, +))
+    await rig.stop()
+  }
+
   @Test("bad frames cost only their mouths; the chunk's audio and every other mouth play")
   func badFrames() async throws {
     var rig = try await makeRig(scenario: "bad-frames")

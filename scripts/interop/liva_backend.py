@@ -7,7 +7,7 @@ reference backend: every type is the one docs/Protocol.md gives (ints as JSON in
 
     liva_backend.py --pack DIR [--utterances DIR] [--mode base64|binary]
                     [--scenario normal|reorder|bad-frames|legacy|cut|floats|retry|late-chunk0|stall]
-                    [--scenario-limit N] [--chunk-gap S] [--batch-size N]
+                    [--scenario-limit N] [--chunk-gap S] [--acks] [--batch-size N]
                     [--stall S] [--stall-before N]
                     [--sections runs|single] [--default-utterance ID]
                     [--cut-how socketio|transport]
@@ -57,6 +57,8 @@ reference backend: every type is the one docs/Protocol.md gives (ints as JSON in
     --scenario-limit N    apply the scenario to the first N messages only, later ones are normal
                           (default: every message; e.g. `--scenario cut --scenario-limit 1`).
     --chunk-gap S         seconds to sleep between two chunks of a message (default 0).
+    --acks                emit every speech event asking for an acknowledgement, as a backend
+                          that paces or retries on them does; each one answered prints ACKED.
     --batch-size N        frames per receive_frame_images_batch, 1...50 (default 50).
     --sections runs|single  the sections of a chunk: one per run of one base animation
                           (default), or one section holding every frame of the chunk (its
@@ -99,6 +101,7 @@ Stdout (one line each, flushed):
     STALL <n> <chunk_index> <seconds>               stall scenario: the speech service stalls
                                                     before this chunk of message n
     RESENT <event> <chunk_index>                    retry/late-chunk0: an event sent again
+    ACKED <event> <chunk_index>                     --acks: the client acknowledged the event
     ERROR <text>                                    a message could not be spoken
 """
 
@@ -542,7 +545,14 @@ class Backend:
     async def send(self, event, payload, room, chunk_index):
         """Emits one speech event. A cancellation waits for the emit to finish, so that no
         event (and no binary attachment) is ever cut in half."""
-        emit = asyncio.ensure_future(self.sio.emit(event, payload, to=room))
+        callback = None
+        if self.args.acks:
+            # As a backend that paces or retries on acknowledgements asks: python-socketio
+            # numbers the packet and calls back when the client's ACK arrives.
+            def callback(*_, event=event, chunk_index=chunk_index):
+                say(f"ACKED {event} {chunk_index}")
+        emit = asyncio.ensure_future(
+            self.sio.emit(event, payload, to=room, callback=callback))
         try:
             await asyncio.shield(emit)
         except asyncio.CancelledError:
@@ -740,6 +750,8 @@ def main():
         "stall"))
     parser.add_argument("--scenario-limit", type=int, default=None)
     parser.add_argument("--chunk-gap", type=float, default=0.0)
+    parser.add_argument("--acks", action="store_true",
+                        help="emit speech events asking for an acknowledgement (ACKED lines)")
     parser.add_argument("--stall", type=float, default=1.5)
     parser.add_argument("--stall-before", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=MAX_BATCH)
