@@ -447,7 +447,14 @@ public final class LIVAPlayer: Sendable {
   }
 
   private func render(_ frame: DrawnFrame, at time: Double) {
-    guard let base = baseFrames.decodedFrame(frame.index, of: frame.animation) else {
+    // The session's first frame need not wait a tick for a worker: the kept idle frame is read
+    // inline (nothing is on screen yet to hold instead).
+    let first = !state.withLock { $0.core.hasPresented }
+    guard
+      let base = first
+        ? baseFrames.decodedOrKeptFrame(frame.index, of: frame.animation)
+        : baseFrames.decodedFrame(frame.index, of: frame.animation)
+    else {
       execute(state.withLock { $0.core.baseFrameMissed(frame, at: time) })
       return
     }

@@ -308,6 +308,9 @@ public struct PlayerCore: Sendable {
     ]
   }
 
+  /// Whether a frame was presented yet (the first one may be read from disk inline).
+  public var hasPresented: Bool { accounting.framesPresented > 0 }
+
   /// The owner could not draw a frame at `time`: an overlay left the store.
   public mutating func overlayMissed(at time: Double) {
     accounting.overlayMisses += 1

@@ -431,6 +431,31 @@ struct PlayerTests {
   }
 
   @Test(
+    "the first frame of a session is the kept idle frame, read on the first tick: no wait for a worker"
+  )
+  func keptFirstFrameOnTheFirstTick() throws {
+    let avatar = try FixtureAvatar(preload: false)
+    // An earlier session decoded idle frame 0 once and kept it raw on disk; memory is empty.
+    _ = try avatar.store.frame(0, of: .idleForward)
+    avatar.store.purgeMemory()
+    #expect(avatar.store.decodedFrame(0, of: .idleForward) == nil)
+    let scheduler = ManualDecodeScheduler()  // no worker gets round to anything
+    let (player, link, _, recorder) = try makePlayer(avatar: avatar, scheduler: scheduler)
+    link.tick(at: 0)
+    #expect(recorder.frames.first?.time == 0)
+    #expect(recorder.frames.first?.content.index == 0)
+    #expect(recorder.frames.first?.content.animation == .idleForward)
+    #expect(player.metrics.baseFrameMisses == 0)
+    // Only the very first frame is read inline: later ones wait for the worker as before.
+    link.run(from: 1.0 / 60, to: 0.15)
+    #expect(recorder.frames.count == 1)
+    #expect(player.metrics.baseFrameMisses >= 1)
+    scheduler.runAll()
+    link.run(from: 0.15, to: 0.25)
+    #expect(recorder.frames.map(\.content.index).prefix(2) == [0, 1])
+  }
+
+  @Test(
     "memory pressure: a purge while paused leaves idle frame 0 and the frame on screen; after resuming, no blank frame and no miss"
   )
   func purgeMemory() throws {
