@@ -114,9 +114,14 @@ package.targets += [
   .testTarget(
     name: "LIVATests",
     dependencies: [
-      "LIVA", "LIVAEngine", "LIVAMedia", "LIVAPlatform", "LIVAProtocol", "LIVAServer",
-      "LIVATestSupport", "SocketIO",
+      "LIVA", "LIVAEngine", "LIVAMedia", "LIVAPlatform", "LIVAProtocol", "LIVARecording",
+      "LIVAServer", "LIVATestSupport", "SocketIO",
     ],
+    swiftSettings: strict),
+  // What the tool records and reports (the recording surface, the session report and the
+  // measures it is judged by), outside the SDK: no app links it.
+  .target(
+    name: "LIVARecording", dependencies: ["LIVA", "LIVAEngine", "LIVAMedia", "LIVAProtocol"],
     swiftSettings: strict),
 ]
 
@@ -169,7 +174,8 @@ package.targets += [
   .executableTarget(
     name: "liva",
     dependencies: [
-      "CLIVAAllocator", "LIVA", "LIVAEngine", "LIVAMedia", "LIVAProtocol", "LIVAServer",
+      "CLIVAAllocator", "LIVA", "LIVAEngine", "LIVAMedia", "LIVAProtocol", "LIVARecording",
+      "LIVAServer",
       .product(name: "ArgumentParser", package: "swift-argument-parser"),
       .product(name: "Logging", package: "swift-log"),
     ],

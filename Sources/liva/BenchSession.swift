@@ -4,6 +4,7 @@ import LIVA
 import LIVAEngine
 import LIVAMedia
 import LIVAProtocol
+import LIVARecording
 import LIVAServer
 import SocketIO
 

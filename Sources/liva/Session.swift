@@ -3,6 +3,7 @@ import LIVA
 import LIVAEngine
 import LIVAMedia
 import LIVAProtocol
+import LIVARecording
 import Logging
 
 /// What one recorded session connects to and says.

@@ -2,6 +2,7 @@ import Foundation
 import LIVA
 import LIVAEngine
 import LIVAProtocol
+import LIVARecording
 import Testing
 
 @Suite("Lip-sync measured from the written media")

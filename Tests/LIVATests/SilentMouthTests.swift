@@ -4,6 +4,7 @@ import LIVAProtocol
 import Testing
 
 @testable import LIVA
+@testable import LIVARecording
 
 /// The report's silent-mouth measurement (issue 18's acceptance: no mouth shown while no audio
 /// plays for more than 200 ms), computed from presented frames and played audio alone.

@@ -1,4 +1,5 @@
 import Foundation
+import LIVA
 import LIVAEngine
 import LIVAMedia
 import LIVAProtocol
