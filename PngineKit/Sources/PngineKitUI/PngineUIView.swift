@@ -89,7 +89,8 @@
       forward(UIApplication.willEnterForegroundNotification) { $0.enterForeground(now: $1) }
       forward(UIApplication.didReceiveMemoryWarningNotification) { $0.memoryWarning(now: $1) }
       // Reduce Motion holds a still frame; Low Power mode lowers the rate (the player decides).
-      accessibilityLabel = "Animation"
+      // The file's own Title or Description, else "Animation"; the app may set its own after.
+      accessibilityLabel = PngineAccessibility.label(forPNG: self.png)
       forwardSettings(UIAccessibility.reduceMotionStatusDidChangeNotification)
       forwardSettings(.NSProcessInfoPowerStateDidChange)
     }
