@@ -14,13 +14,13 @@ extension SpeechReceiver {
     if chunk.chunkIndex == 0 {
       if let current = open, isResend(seen, of: 0, in: current) {
         lastEventStale = false
-        return [.dropped(event: "receive_audio", chunk: 0, reason: .duplicate)]
+        return [.dropped(event: Wire.Event.receiveAudio, chunk: 0, reason: .duplicate)]
       }
       // A late re-send of an interrupted message's chunk 0: an older master, or (without
       // masters) the content of a recent earlier chunk 0.
       if let master = chunk.masterChunkIndex, let base = open?.base, master < base {
         lastEventStale = true
-        return [.dropped(event: "receive_audio", chunk: 0, reason: .stale)]
+        return [.dropped(event: Wire.Event.receiveAudio, chunk: 0, reason: .stale)]
       }
       if chunk.masterChunkIndex == nil,
         recentOpeners.contains(where: {
@@ -28,7 +28,7 @@ extension SpeechReceiver {
         })
       {
         lastEventStale = true
-        return [.dropped(event: "receive_audio", chunk: 0, reason: .stale)]
+        return [.dropped(event: Wire.Event.receiveAudio, chunk: 0, reason: .stale)]
       }
       if let previous = open?.chunks[0] {
         recentOpeners.append(previous)
@@ -56,15 +56,16 @@ extension SpeechReceiver {
     switch place(chunk, seen: seen) {
     case .stale:
       lastEventStale = true
-      return [.dropped(event: "receive_audio", chunk: chunk.chunkIndex, reason: .stale)]
+      return [.dropped(event: Wire.Event.receiveAudio, chunk: chunk.chunkIndex, reason: .stale)]
     case .duplicate:
       lastEventStale = false
-      return [.dropped(event: "receive_audio", chunk: chunk.chunkIndex, reason: .duplicate)]
+      return [.dropped(event: Wire.Event.receiveAudio, chunk: chunk.chunkIndex, reason: .duplicate)]
     case .early:
       if early.count >= Self.earlyLimit {
         let dropped = early.removeFirst()
         actions.append(
-          .dropped(event: "receive_audio", chunk: dropped.chunk.chunkIndex, reason: .orphan))
+          .dropped(event: Wire.Event.receiveAudio, chunk: dropped.chunk.chunkIndex, reason: .orphan)
+        )
       }
       early.append(
         Early(chunk: chunk, since: now, openThen: open?.id, connection: eventConnection))
@@ -207,7 +208,7 @@ extension SpeechReceiver {
     if let current = open, current.chunks[index] != nil,
       plansSent[current.id]?[index] == fingerprint
     {
-      return [.dropped(event: "animation_chunk_metadata", chunk: index, reason: .duplicate)]
+      return [.dropped(event: Wire.Event.animationChunkMetadata, chunk: index, reason: .duplicate)]
     }
     plans[index] = (frames, fingerprint)
     return []

@@ -186,7 +186,8 @@ public struct SpeechReceiver: Sendable {
       guard var current = open, !lastEventStale, !current.ended, !current.interrupted else {
         return [
           .dropped(
-            event: "audio_end", chunk: nil, reason: open?.ended == true ? .duplicate : .stale)
+            event: Wire.Event.audioEnd, chunk: nil,
+            reason: open?.ended == true ? .duplicate : .stale)
         ]
       }
       current.ended = true
@@ -233,7 +234,7 @@ public struct SpeechReceiver: Sendable {
         continue
       }
       actions.append(
-        .dropped(event: "receive_audio", chunk: first.chunk.chunkIndex, reason: .orphan))
+        .dropped(event: Wire.Event.receiveAudio, chunk: first.chunk.chunkIndex, reason: .orphan))
     }
     return actions
   }

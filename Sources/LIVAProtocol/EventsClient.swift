@@ -18,7 +18,9 @@ public struct ClientEvent: Sendable, Hashable {
 
   /// `request_base_animations_manifest` — `{agentId}`.
   public static func requestBaseAnimationsManifest(agentID: String) -> ClientEvent {
-    ClientEvent(name: "request_base_animations_manifest", payload: ["agentId": .string(agentID)])
+    ClientEvent(
+      name: Wire.Event.requestBaseAnimationsManifest,
+      payload: [Wire.Field.requestAgentId: .string(agentID)])
   }
 
   /// `request_specific_base_animation` — `{animationType, agentId}`.
@@ -26,8 +28,11 @@ public struct ClientEvent: Sendable, Hashable {
     -> ClientEvent
   {
     ClientEvent(
-      name: "request_specific_base_animation",
-      payload: ["animationType": .string(animation.rawValue), "agentId": .string(agentID)])
+      name: Wire.Event.requestSpecificBaseAnimation,
+      payload: [
+        Wire.Field.requestAnimationType: .string(animation.rawValue),
+        Wire.Field.requestAgentId: .string(agentID),
+      ])
   }
 
   /// `user_message` — `{message, ready_animations}`: the text and the animations the client
@@ -36,16 +41,16 @@ public struct ClientEvent: Sendable, Hashable {
     -> ClientEvent
   {
     ClientEvent(
-      name: "user_message",
+      name: Wire.Event.userMessage,
       payload: [
-        "message": .string(message),
-        "ready_animations": .array(readyAnimations.map { .string($0.rawValue) }),
+        Wire.Field.message: .string(message),
+        Wire.Field.readyAnimations: .array(readyAnimations.map { .string($0.rawValue) }),
       ])
   }
 
   /// `set_session_id` — `{session_id}`.
   public static func setSessionID(_ sessionID: String) -> ClientEvent {
-    ClientEvent(name: "set_session_id", payload: ["session_id": .string(sessionID)])
+    ClientEvent(name: Wire.Event.setSessionId, payload: [Wire.Field.sessionId: .string(sessionID)])
   }
 
   /// How `user_full_audio` carries its audio.
@@ -66,12 +71,14 @@ public struct ClientEvent: Sendable, Hashable {
     let audioValue: WireValue =
       encoding == .binary ? .binary(audio) : .string(audio.base64EncodedString())
     return ClientEvent(
-      name: "user_full_audio",
+      name: Wire.Event.userFullAudio,
       payload: [
-        "user_id": .string(userID), "agent_id": .string(agentID), "app_name": .string(appName),
-        "instance_id": .string(instanceID), "audio_data": audioValue,
-        "userResolution": .string(userResolution), "messageHistory": .array(messageHistory),
-        "timestamp": .string(timestamp),
+        Wire.Field.userId: .string(userID), Wire.Field.agentId: .string(agentID),
+        Wire.Field.appName: .string(appName),
+        Wire.Field.instanceId: .string(instanceID), Wire.Field.audioData: audioValue,
+        Wire.Field.userResolution: .string(userResolution),
+        Wire.Field.messageHistory: .array(messageHistory),
+        Wire.Field.timestamp: .string(timestamp),
       ])
   }
 }
@@ -100,8 +107,9 @@ public struct LIVAConnectionQuery: Sendable, Hashable {
   /// The query items, in a fixed order.
   public var items: [(name: String, value: String)] {
     [
-      ("user_id", userID), ("agent_id", agentID), ("instance_id", instanceID),
-      ("userResolution", userResolution),
+      (Wire.Query.userId, userID), (Wire.Query.agentId, agentID),
+      (Wire.Query.instanceId, instanceID),
+      (Wire.Query.userResolution, userResolution),
     ]
   }
 
@@ -138,11 +146,12 @@ public struct HTTPUserMessage: Sendable, Hashable {
   /// The JSON body.
   public var body: WireValue {
     var members: [String: WireValue] = [
-      "AgentID": .string(agentID), "message": .string(message), "instance_id": .string(instanceID),
-      "userResolution": .string(userResolution),
+      Wire.Field.httpAgentID: .string(agentID), Wire.Field.message: .string(message),
+      Wire.Field.instanceId: .string(instanceID),
+      Wire.Field.userResolution: .string(userResolution),
     ]
     if let readyAnimations {
-      members["readyAnimations"] = .array(readyAnimations.map { .string($0.rawValue) })
+      members[Wire.Field.httpReadyAnimations] = .array(readyAnimations.map { .string($0.rawValue) })
     }
     return .object(members)
   }
@@ -150,16 +159,16 @@ public struct HTTPUserMessage: Sendable, Hashable {
   /// Reads a body: `AgentID` and `message` are required strings; the rest is read tolerantly
   /// (a number where a string is expected, unparsable animation names skipped).
   public init(body: WireValue) throws(LIVAProtocolError) {
-    guard case .string(let agent)? = body["AgentID"] else {
+    guard case .string(let agent)? = body[Wire.Field.httpAgentID] else {
       throw LIVAProtocolError(.missingField, "AgentID is required", event: "POST /messages")
     }
-    guard case .string(let text)? = body["message"] else {
+    guard case .string(let text)? = body[Wire.Field.message] else {
       throw LIVAProtocolError(.missingField, "message is required", event: "POST /messages")
     }
     self.init(
-      agentID: agent, message: text, instanceID: body["instance_id"]?.text ?? "default",
-      userResolution: body["userResolution"]?.text ?? "",
-      readyAnimations: body["readyAnimations"].flatMap(AnimationName.list))
+      agentID: agent, message: text, instanceID: body[Wire.Field.instanceId]?.text ?? "default",
+      userResolution: body[Wire.Field.userResolution]?.text ?? "",
+      readyAnimations: body[Wire.Field.httpReadyAnimations].flatMap(AnimationName.list))
   }
 }
 
@@ -189,32 +198,33 @@ public enum ClientRequest: Sendable, Hashable {
       return text
     }
     switch name {
-    case "request_base_animations_manifest":
-      return .baseAnimationsManifest(agentID: payload["agentId"]?.text)
-    case "request_specific_base_animation":
-      let text = try required("animationType")
+    case Wire.Event.requestBaseAnimationsManifest:
+      return .baseAnimationsManifest(agentID: payload[Wire.Field.requestAgentId]?.text)
+    case Wire.Event.requestSpecificBaseAnimation:
+      let text = try required(Wire.Field.requestAnimationType)
       do {
         return .specificBaseAnimation(
-          try AnimationName(parsing: text), agentID: payload["agentId"]?.text)
+          try AnimationName(parsing: text), agentID: payload[Wire.Field.requestAgentId]?.text)
       } catch {
-        throw LIVAProtocolError(error.code, error.message, event: name, fieldPath: "animationType")
-      }
-    case "user_message":
-      guard case .string(let text)? = payload["message"] else {
         throw LIVAProtocolError(
-          .missingField, "message is required", event: name, fieldPath: "message")
+          error.code, error.message, event: name, fieldPath: Wire.Field.requestAnimationType)
+      }
+    case Wire.Event.userMessage:
+      guard case .string(let text)? = payload[Wire.Field.message] else {
+        throw LIVAProtocolError(
+          .missingField, "message is required", event: name, fieldPath: Wire.Field.message)
       }
       return .userMessage(
-        text, readyAnimations: payload["ready_animations"].flatMap(AnimationName.list))
-    case "set_session_id":
-      return .setSessionID(try required("session_id"))
-    case "user_full_audio":
+        text, readyAnimations: payload[Wire.Field.readyAnimations].flatMap(AnimationName.list))
+    case Wire.Event.setSessionId:
+      return .setSessionID(try required(Wire.Field.sessionId))
+    case Wire.Event.userFullAudio:
       let reader = EventReader(event: name, limits: .default)
       let (audio, _) = try reader.bytes(
-        reader.required(payload["audio_data"], "audio_data", in: ""),
-        maximumBytes: LIVAEventLimits.default.maximumAudioBytes, at: "audio_data")
+        reader.required(payload[Wire.Field.audioData], Wire.Field.audioData, in: ""),
+        maximumBytes: LIVAEventLimits.default.maximumAudioBytes, at: Wire.Field.audioData)
       return .userFullAudio(
-        audio, userID: payload["user_id"]?.text, agentID: payload["agent_id"]?.text)
+        audio, userID: payload[Wire.Field.userId]?.text, agentID: payload[Wire.Field.agentId]?.text)
     default:
       return nil
     }

@@ -36,20 +36,20 @@ public struct OutgoingEvent: Hashable, Sendable {
   /// `receive_audio`: a chunk's audio and animation plan.
   public static func receiveAudio(_ chunk: AudioChunk, encoding: BinaryEncoding) -> OutgoingEvent {
     var payload: [String: WireValue] = [
-      "audio_data": bytes(chunk.audio, encoding),
-      "chunk_index": int(chunk.chunkIndex),
-      "total_frame_images": int(chunk.totalFrameImages),
-      "animationFramesChunk": .array(chunk.animations.map(chunkAnimation)),
+      Wire.Field.audioData: bytes(chunk.audio, encoding),
+      Wire.Field.chunkIndex: int(chunk.chunkIndex),
+      Wire.Field.totalFrameImages: int(chunk.totalFrameImages),
+      Wire.Field.animationFramesChunk: .array(chunk.animations.map(chunkAnimation)),
     ]
-    if let master = chunk.masterChunkIndex { payload["master_chunk_index"] = int(master) }
-    if let timestamp = chunk.timestamp { payload["timestamp"] = .string(timestamp) }
+    if let master = chunk.masterChunkIndex { payload[Wire.Field.masterChunkIndex] = int(master) }
+    if let timestamp = chunk.timestamp { payload[Wire.Field.timestamp] = .string(timestamp) }
     if let first = chunk.firstFrameImage {
-      var members: [String: WireValue] = ["image_data": bytes(first.image.data, encoding)]
-      if let mime = first.image.mimeType { members["image_mime"] = .string(mime) }
-      if let sheet = first.sheetFilename { members["sheet_filename"] = .string(sheet) }
-      payload["first_frame_image"] = .object(members)
+      var members: [String: WireValue] = [Wire.Field.imageData: bytes(first.image.data, encoding)]
+      if let mime = first.image.mimeType { members[Wire.Field.imageMime] = .string(mime) }
+      if let sheet = first.sheetFilename { members[Wire.Field.sheetFilename] = .string(sheet) }
+      payload[Wire.Field.firstFrameImage] = .object(members)
     }
-    return OutgoingEvent(name: "receive_audio", payload: .object(payload))
+    return OutgoingEvent(name: Wire.Event.receiveAudio, payload: .object(payload))
   }
 
   /// `receive_frame_images_batch`: up to 50 overlay images of a chunk. `emissionTimestamp`
@@ -58,32 +58,32 @@ public struct OutgoingEvent: Hashable, Sendable {
     _ batch: FrameImagesBatch, encoding: BinaryEncoding, emissionTimestamp: Double? = nil
   ) -> OutgoingEvent {
     var payload: [String: WireValue] = [
-      "frames": .array(batch.frames.map { frame(withImage: $0, encoding: encoding) }),
-      "chunk_index": int(batch.chunkIndex),
+      Wire.Field.frames: .array(batch.frames.map { frame(withImage: $0, encoding: encoding) }),
+      Wire.Field.chunkIndex: int(batch.chunkIndex),
     ]
-    if let value = batch.batchIndex { payload["batch_index"] = int(value) }
-    if let value = batch.batchStartIndex { payload["batch_start_index"] = int(value) }
-    if let value = batch.batchSize { payload["batch_size"] = int(value) }
-    if let value = batch.totalBatches { payload["total_batches"] = int(value) }
+    if let value = batch.batchIndex { payload[Wire.Field.batchIndex] = int(value) }
+    if let value = batch.batchStartIndex { payload[Wire.Field.batchStartIndex] = int(value) }
+    if let value = batch.batchSize { payload[Wire.Field.batchSize] = int(value) }
+    if let value = batch.totalBatches { payload[Wire.Field.totalBatches] = int(value) }
     if let value = emissionTimestamp ?? batch.emissionTimestamp {
-      payload["emission_timestamp"] = .number(value)
+      payload[Wire.Field.emissionTimestamp] = .number(value)
     }
-    return OutgoingEvent(name: "receive_frame_images_batch", payload: .object(payload))
+    return OutgoingEvent(name: Wire.Event.receiveFrameImagesBatch, payload: .object(payload))
   }
 
   /// `animation_chunk_metadata` (older variant) — `{chunk_index, total_frame_images,
   /// sections: [{animation_name, frames}]}`.
   public static func animationChunkMetadata(_ metadata: AnimationChunkMetadata) -> OutgoingEvent {
     OutgoingEvent(
-      name: "animation_chunk_metadata",
+      name: Wire.Event.animationChunkMetadata,
       payload: [
-        "chunk_index": int(metadata.chunkIndex),
-        "total_frame_images": int(metadata.totalFrameImages),
-        "sections": .array(
+        Wire.Field.chunkIndex: int(metadata.chunkIndex),
+        Wire.Field.totalFrameImages: int(metadata.totalFrameImages),
+        Wire.Field.sections: .array(
           metadata.sections.map { section in
             [
-              "animation_name": .string(section.animationName.rawValue),
-              "frames": .array(section.frames.map { frame($0) }),
+              Wire.Field.animationName: .string(section.animationName.rawValue),
+              Wire.Field.frames: .array(section.frames.map { frame($0) }),
             ]
           }),
       ])
@@ -93,23 +93,26 @@ public struct OutgoingEvent: Hashable, Sendable {
   /// `chunk_index` (the frame's own, which must be set).
   public static func frameImage(_ frame: OverlayFrame, encoding: BinaryEncoding) -> OutgoingEvent {
     OutgoingEvent(
-      name: "receive_frame_image", payload: self.frame(withImage: frame, encoding: encoding))
+      name: Wire.Event.receiveFrameImage, payload: self.frame(withImage: frame, encoding: encoding))
   }
 
   /// `chunk_images_ready` — `{chunk_index, total_images_sent}`.
   public static func chunkImagesReady(chunkIndex: Int, totalImagesSent: Int) -> OutgoingEvent {
     OutgoingEvent(
-      name: "chunk_images_ready",
-      payload: ["chunk_index": int(chunkIndex), "total_images_sent": int(totalImagesSent)])
+      name: Wire.Event.chunkImagesReady,
+      payload: [
+        Wire.Field.chunkIndex: int(chunkIndex), Wire.Field.totalImagesSent: int(totalImagesSent),
+      ])
   }
 
   /// `audio_end` — `{}`.
-  public static let audioEnd = OutgoingEvent(name: "audio_end", payload: .object([:]))
+  public static let audioEnd = OutgoingEvent(name: Wire.Event.audioEnd, payload: .object([:]))
 
   /// `play_base_animation` — `{animation_name}`.
   public static func playBaseAnimation(_ animation: AnimationName) -> OutgoingEvent {
     OutgoingEvent(
-      name: "play_base_animation", payload: ["animation_name": .string(animation.rawValue)])
+      name: Wire.Event.playBaseAnimation,
+      payload: [Wire.Field.animationName: .string(animation.rawValue)])
   }
 
   /// `base_animations_manifest` — `{animations: {name: {frames, version}}}`.
@@ -118,12 +121,12 @@ public struct OutgoingEvent: Hashable, Sendable {
   {
     var members: [String: WireValue] = [:]
     for (name, info) in animations {
-      var entry: [String: WireValue] = ["frames": int(info.frameCount)]
-      if let version = info.version { entry["version"] = .string(version) }
+      var entry: [String: WireValue] = [Wire.Field.frames: int(info.frameCount)]
+      if let version = info.version { entry[Wire.Field.version] = .string(version) }
       members[name.rawValue] = .object(entry)
     }
     return OutgoingEvent(
-      name: "base_animations_manifest", payload: ["animations": .object(members)])
+      name: Wire.Event.baseAnimationsManifest, payload: [Wire.Field.animations: .object(members)])
   }
 
   /// `animation_total_frames` — `{animation_type, total_frames}`.
@@ -131,8 +134,11 @@ public struct OutgoingEvent: Hashable, Sendable {
     -> OutgoingEvent
   {
     OutgoingEvent(
-      name: "animation_total_frames",
-      payload: ["animation_type": .string(animation.rawValue), "total_frames": int(totalFrames)])
+      name: Wire.Event.animationTotalFrames,
+      payload: [
+        Wire.Field.animationType: .string(animation.rawValue),
+        Wire.Field.totalFrames: int(totalFrames),
+      ])
   }
 
   /// `receive_base_frame` — `{animation_type, frame_index, frame_data: {data}}`, the image as a
@@ -141,32 +147,35 @@ public struct OutgoingEvent: Hashable, Sendable {
     _ animation: AnimationName, frameIndex: Int, image: Data, mimeType: String = "image/png"
   ) -> OutgoingEvent {
     OutgoingEvent(
-      name: "receive_base_frame",
+      name: Wire.Event.receiveBaseFrame,
       payload: [
-        "animation_type": .string(animation.rawValue), "frame_index": int(frameIndex),
-        "frame_data": ["data": .string("data:\(mimeType);base64,\(image.base64EncodedString())")],
+        Wire.Field.animationType: .string(animation.rawValue),
+        Wire.Field.frameIndex: int(frameIndex),
+        Wire.Field.frameData: [
+          Wire.Field.data: .string("data:\(mimeType);base64,\(image.base64EncodedString())")
+        ],
       ])
   }
 
   /// `animation_frames_complete` — `{animation_type}`.
   public static func animationFramesComplete(_ animation: AnimationName) -> OutgoingEvent {
     OutgoingEvent(
-      name: "animation_frames_complete",
-      payload: ["animation_type": .string(animation.rawValue)])
+      name: Wire.Event.animationFramesComplete,
+      payload: [Wire.Field.animationType: .string(animation.rawValue)])
   }
 
   // MARK: - Frame objects
 
   static func chunkAnimation(_ animation: ChunkAnimation) -> WireValue {
     var members: [String: WireValue] = [
-      "animation_name": .string(animation.animationName.rawValue),
-      "sections": .array(animation.sections.map { .array($0.map { frame($0) }) }),
+      Wire.Field.animationName: .string(animation.animationName.rawValue),
+      Wire.Field.sections: .array(animation.sections.map { .array($0.map { frame($0) }) }),
     ]
     if let zone = animation.zoneTopLeft {
-      members["zone_top_left"] = [.number(zone.x), .number(zone.y)]
+      members[Wire.Field.zoneTopLeft] = [.number(zone.x), .number(zone.y)]
     }
-    if let play = animation.masterFramePlayAt { members["master_frame_play_at"] = int(play) }
-    if let mode = animation.mode { members["mode"] = .string(mode) }
+    if let play = animation.masterFramePlayAt { members[Wire.Field.masterFramePlayAt] = int(play) }
+    if let mode = animation.mode { members[Wire.Field.mode] = .string(mode) }
     return .object(members)
   }
 
@@ -176,16 +185,16 @@ public struct OutgoingEvent: Hashable, Sendable {
   static func frame(withImage frame: OverlayFrame, encoding: BinaryEncoding) -> WireValue {
     var members = frameMembers(frame)
     if let image = frame.image {
-      members["image_data"] = bytes(image.data, encoding)
-      if let mime = image.mimeType { members["image_mime"] = .string(mime) }
+      members[Wire.Field.imageData] = bytes(image.data, encoding)
+      if let mime = image.mimeType { members[Wire.Field.imageMime] = .string(mime) }
     }
     return .object(members)
   }
 
   private static func frameMembers(_ frame: OverlayFrame) -> [String: WireValue] {
     var members: [String: WireValue] = [
-      "animation_name": .string(frame.animationName.rawValue),
-      "matched_sprite_frame_number": int(frame.matchedSpriteFrameNumber),
+      Wire.Field.animationName: .string(frame.animationName.rawValue),
+      Wire.Field.matchedSpriteFrameNumber: int(frame.matchedSpriteFrameNumber),
     ]
     // Production omits `overlay_id`; the client derives it from these fields. It is written
     // only when it differs from the derived one.
@@ -194,21 +203,21 @@ public struct OutgoingEvent: Hashable, Sendable {
         animationName: frame.animationName,
         matchedSpriteFrameNumber: frame.matchedSpriteFrameNumber, sheetFilename: $0)
     }) != frame.overlayId {
-      members["overlay_id"] = .string(frame.overlayId)
+      members[Wire.Field.overlayId] = .string(frame.overlayId)
     }
-    if let value = frame.sequenceIndex { members["sequence_index"] = int(value) }
-    if let value = frame.sectionIndex { members["section_index"] = int(value) }
-    if let value = frame.frameIndex { members["frame_index"] = int(value) }
-    if let value = frame.sheetFilename { members["sheet_filename"] = .string(value) }
-    if let value = frame.spriteIndexFolder { members["sprite_index_folder"] = int(value) }
+    if let value = frame.sequenceIndex { members[Wire.Field.sequenceIndex] = int(value) }
+    if let value = frame.sectionIndex { members[Wire.Field.sectionIndex] = int(value) }
+    if let value = frame.frameIndex { members[Wire.Field.frameIndex] = int(value) }
+    if let value = frame.sheetFilename { members[Wire.Field.sheetFilename] = .string(value) }
+    if let value = frame.spriteIndexFolder { members[Wire.Field.spriteIndexFolder] = int(value) }
     if let rect = frame.coordinates {
-      members["coordinates"] = [
+      members[Wire.Field.coordinates] = [
         .number(rect.x), .number(rect.y), .number(rect.width), .number(rect.height),
       ]
     }
-    if let value = frame.phonemeClass { members["char"] = .string(value) }
-    if let value = frame.viseme { members["viseme"] = .string(value) }
-    if let value = frame.chunkIndex { members["chunk_index"] = int(value) }
+    if let value = frame.phonemeClass { members[Wire.Field.phonemeClass] = .string(value) }
+    if let value = frame.viseme { members[Wire.Field.viseme] = .string(value) }
+    if let value = frame.chunkIndex { members[Wire.Field.chunkIndex] = int(value) }
     return members
   }
 }

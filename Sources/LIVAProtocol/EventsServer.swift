@@ -312,10 +312,12 @@ public enum ServerEvent: Sendable, Hashable {
 
   /// The wire names of every event this type decodes.
   public static let eventNames: Set<String> = [
-    "receive_audio", "receive_frame_images_batch", "chunk_images_ready", "audio_end",
-    "play_base_animation", "play_animation", "animation_chunk_metadata", "receive_frame_image",
-    "base_animations_manifest", "animation_total_frames", "receive_base_frame",
-    "animation_frames_complete",
+    Wire.Event.receiveAudio, Wire.Event.receiveFrameImagesBatch, Wire.Event.chunkImagesReady,
+    Wire.Event.audioEnd,
+    Wire.Event.playBaseAnimation, Wire.Event.playAnimation, Wire.Event.animationChunkMetadata,
+    Wire.Event.receiveFrameImage,
+    Wire.Event.baseAnimationsManifest, Wire.Event.animationTotalFrames, Wire.Event.receiveBaseFrame,
+    Wire.Event.animationFramesComplete,
   ]
 
   /// Decodes an event from its name and its Socket.IO arguments (the payload is the first),
@@ -337,7 +339,7 @@ public enum ServerEvent: Sendable, Hashable {
   ) throws(LIVAProtocolError) -> ServerEvent? {
     guard eventNames.contains(name) else { return nil }
     var reader = EventReader(event: name, limits: limits)
-    if name == "audio_end" { return .audioEnd }
+    if name == Wire.Event.audioEnd { return .audioEnd }
     guard let payload = arguments.first, payload != .null else {
       throw reader.error(.missingField, "the event has no payload", at: "")
     }

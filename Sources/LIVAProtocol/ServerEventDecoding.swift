@@ -7,67 +7,70 @@ extension EventReader {
   mutating func decode(_ payload: WireValue) throws(LIVAProtocolError) -> ServerEvent {
     let root = try object(payload, at: "")
     switch event {
-    case "receive_audio": return .audioChunk(try audioChunk(root))
-    case "receive_frame_images_batch": return .frameImagesBatch(try batch(root))
-    case "chunk_images_ready":
+    case Wire.Event.receiveAudio: return .audioChunk(try audioChunk(root))
+    case Wire.Event.receiveFrameImagesBatch: return .frameImagesBatch(try batch(root))
+    case Wire.Event.chunkImagesReady:
       return .chunkImagesReady(
-        chunkIndex: try requiredIndex(root, "chunk_index", in: ""),
-        totalImagesSent: informationalInt(root["total_images_sent"], "total_images_sent", in: "")
+        chunkIndex: try requiredIndex(root, Wire.Field.chunkIndex, in: ""),
+        totalImagesSent: informationalInt(
+          root[Wire.Field.totalImagesSent], Wire.Field.totalImagesSent, in: "")
           ?? 0)
-    case "play_base_animation", "play_animation":
-      return .playBaseAnimation(try requiredAnimationName(root, "animation_name", in: ""))
-    case "animation_chunk_metadata": return .animationChunkMetadata(try chunkMetadata(root))
-    case "receive_frame_image":
-      let chunkIndex = try requiredIndex(root, "chunk_index", in: "")
+    case Wire.Event.playBaseAnimation, Wire.Event.playAnimation:
+      return .playBaseAnimation(try requiredAnimationName(root, Wire.Field.animationName, in: ""))
+    case Wire.Event.animationChunkMetadata: return .animationChunkMetadata(try chunkMetadata(root))
+    case Wire.Event.receiveFrameImage:
+      let chunkIndex = try requiredIndex(root, Wire.Field.chunkIndex, in: "")
       // The event is this one frame: a frame that cannot be used costs the event.
       var frame = try frame(
         root, in: "", sectionAnimation: nil, zoneTopLeft: nil, sectionIndex: nil,
         withImage: true)
       frame.chunkIndex = chunkIndex
       return .frameImage(frame)
-    case "base_animations_manifest": return .baseAnimationsManifest(try manifest(root))
-    case "animation_total_frames":
+    case Wire.Event.baseAnimationsManifest: return .baseAnimationsManifest(try manifest(root))
+    case Wire.Event.animationTotalFrames:
       return .animationTotalFrames(
-        try requiredAnimationName(root, "animation_type", in: ""),
-        totalFrames: try requiredCount(root, "total_frames", in: ""))
-    case "receive_base_frame":
-      let name = try requiredAnimationName(root, "animation_type", in: "")
-      let index = try requiredIndex(root, "frame_index", in: "")
+        try requiredAnimationName(root, Wire.Field.animationType, in: ""),
+        totalFrames: try requiredCount(root, Wire.Field.totalFrames, in: ""))
+    case Wire.Event.receiveBaseFrame:
+      let name = try requiredAnimationName(root, Wire.Field.animationType, in: "")
+      let index = try requiredIndex(root, Wire.Field.frameIndex, in: "")
       // `frame_data` is `{data}`; a bare data URL or base64 string is accepted too.
-      let frameData = try required(root, "frame_data", in: "")
+      let frameData = try required(root, Wire.Field.frameData, in: "")
       let image: EncodedImage
       if case .object(let members) = frameData {
-        image = try self.image(members, key: "data", mimeKey: nil, in: "frame_data")
+        image = try self.image(
+          members, key: Wire.Field.data, mimeKey: nil, in: Wire.Field.frameData)
       } else {
-        image = try self.image(root, key: "frame_data", mimeKey: nil, in: "")
+        image = try self.image(root, key: Wire.Field.frameData, mimeKey: nil, in: "")
       }
       return .baseFrame(BaseFrame(animationName: name, frameIndex: index, image: image))
     default:  // "animation_frames_complete"; decode(name:) admits only known names.
-      return .animationFramesComplete(try requiredAnimationName(root, "animation_type", in: ""))
+      return .animationFramesComplete(
+        try requiredAnimationName(root, Wire.Field.animationType, in: ""))
     }
   }
 
   private mutating func audioChunk(_ root: [String: WireValue]) throws(LIVAProtocolError)
     -> AudioChunk
   {
-    let chunkIndex = try requiredIndex(root, "chunk_index", in: "")
+    let chunkIndex = try requiredIndex(root, Wire.Field.chunkIndex, in: "")
     // Bad audio costs the audio, not the chunk's plan: the mouths still play on the frame clock.
     var audio = Data()
     do {
       (audio, _) = try bytes(
-        required(root, "audio_data", in: ""), maximumBytes: limits.maximumAudioBytes,
-        at: "audio_data")
+        required(root, Wire.Field.audioData, in: ""), maximumBytes: limits.maximumAudioBytes,
+        at: Wire.Field.audioData)
     } catch {
       note(error, costing: .field)
     }
     var chunk = AudioChunk(audio: audio, chunkIndex: chunkIndex)
     chunk.masterChunkIndex = informationalInt(
-      root["master_chunk_index"], "master_chunk_index", in: "")
+      root[Wire.Field.masterChunkIndex], Wire.Field.masterChunkIndex, in: "")
     chunk.totalFrameImages =
-      informationalInt(root["total_frame_images"], "total_frame_images", in: "") ?? 0
-    chunk.timestamp = informationalString(root["timestamp"], "timestamp", in: "")
-    let plan = lenient(root["animationFramesChunk"]) { (value) throws(LIVAProtocolError) in
-      try array(value, at: "animationFramesChunk")
+      informationalInt(root[Wire.Field.totalFrameImages], Wire.Field.totalFrameImages, in: "") ?? 0
+    chunk.timestamp = informationalString(root[Wire.Field.timestamp], Wire.Field.timestamp, in: "")
+    let plan = lenient(root[Wire.Field.animationFramesChunk]) { (value) throws(LIVAProtocolError) in
+      try array(value, at: Wire.Field.animationFramesChunk)
     }
     if let elements = plan {
       chunk.animations.reserveCapacity(elements.count)
@@ -83,13 +86,14 @@ extension EventReader {
         }
       }
     }
-    chunk.firstFrameImage = lenient(root["first_frame_image"]) {
+    chunk.firstFrameImage = lenient(root[Wire.Field.firstFrameImage]) {
       (value) throws(LIVAProtocolError) -> FirstFrameImage in
-      let members = try object(value, at: "first_frame_image")
+      let members = try object(value, at: Wire.Field.firstFrameImage)
       return FirstFrameImage(
         image: try image(
-          members, key: "image_data", mimeKey: "image_mime", in: "first_frame_image"),
-        sheetFilename: try optional(members, "sheet_filename").map {
+          members, key: Wire.Field.imageData, mimeKey: Wire.Field.imageMime,
+          in: Wire.Field.firstFrameImage),
+        sheetFilename: try optional(members, Wire.Field.sheetFilename).map {
           (value) throws(LIVAProtocolError) in
           try fileName(value, at: "first_frame_image.sheet_filename")
         })
@@ -102,21 +106,21 @@ extension EventReader {
   {
     // The section's name is the default of frames without their own; frames that carry one
     // can play even when the section's is bad.
-    let name = lenient(members["animation_name"]) { (value) throws(LIVAProtocolError) in
-      try animationName(value, at: Self.join(path, "animation_name"))
+    let name = lenient(members[Wire.Field.animationName]) { (value) throws(LIVAProtocolError) in
+      try animationName(value, at: Self.join(path, Wire.Field.animationName))
     }
-    let zone = lenient(members["zone_top_left"]) { (value) throws(LIVAProtocolError) in
-      try point(value, at: Self.join(path, "zone_top_left"))
+    let zone = lenient(members[Wire.Field.zoneTopLeft]) { (value) throws(LIVAProtocolError) in
+      try point(value, at: Self.join(path, Wire.Field.zoneTopLeft))
     }
     var animation = ChunkAnimation(
       animationName: name ?? .talkingFallback, sections: [], zoneTopLeft: zone)
     animation.masterFramePlayAt = informationalInt(
-      members["master_frame_play_at"], "master_frame_play_at", in: path)
-    animation.mode = informationalString(members["mode"], "mode", in: path)
-    let sectionsPath = Self.join(path, "sections")
+      members[Wire.Field.masterFramePlayAt], Wire.Field.masterFramePlayAt, in: path)
+    animation.mode = informationalString(members[Wire.Field.mode], Wire.Field.mode, in: path)
+    let sectionsPath = Self.join(path, Wire.Field.sections)
     guard
       let sections = lenient(
-        members["sections"],
+        members[Wire.Field.sections],
         { (value) throws(LIVAProtocolError) in
           try array(value, at: sectionsPath)
         })
@@ -174,10 +178,10 @@ extension EventReader {
   private mutating func batch(_ root: [String: WireValue]) throws(LIVAProtocolError)
     -> FrameImagesBatch
   {
-    let framesValue = try array(required(root, "frames", in: ""), at: "frames")
+    let framesValue = try array(required(root, Wire.Field.frames, in: ""), at: Wire.Field.frames)
     var frames: [OverlayFrame] = []
     frames.reserveCapacity(min(framesValue.count, limits.maximumFramesPerEvent))
-    let chunkIndex = try requiredIndex(root, "chunk_index", in: "")
+    let chunkIndex = try requiredIndex(root, Wire.Field.chunkIndex, in: "")
     for (offset, value) in framesValue.enumerated() {
       let path = "frames[\(offset)]"
       do {
@@ -194,16 +198,18 @@ extension EventReader {
       }
     }
     var batch = FrameImagesBatch(frames: frames, chunkIndex: chunkIndex)
-    batch.batchIndex = informationalInt(root["batch_index"], "batch_index", in: "")
-    batch.batchStartIndex = informationalInt(root["batch_start_index"], "batch_start_index", in: "")
-    batch.batchSize = informationalInt(root["batch_size"], "batch_size", in: "")
-    batch.totalBatches = informationalInt(root["total_batches"], "total_batches", in: "")
-    batch.emissionTimestamp = lenient(root["emission_timestamp"]) {
+    batch.batchIndex = informationalInt(root[Wire.Field.batchIndex], Wire.Field.batchIndex, in: "")
+    batch.batchStartIndex = informationalInt(
+      root[Wire.Field.batchStartIndex], Wire.Field.batchStartIndex, in: "")
+    batch.batchSize = informationalInt(root[Wire.Field.batchSize], Wire.Field.batchSize, in: "")
+    batch.totalBatches = informationalInt(
+      root[Wire.Field.totalBatches], Wire.Field.totalBatches, in: "")
+    batch.emissionTimestamp = lenient(root[Wire.Field.emissionTimestamp]) {
       (value) throws(LIVAProtocolError) in
       if case .string(let text) = value, let number = Double(text), number.isFinite {
         return number
       }
-      return try number(value, at: "emission_timestamp")
+      return try number(value, at: Wire.Field.emissionTimestamp)
     }
     return batch
   }
@@ -212,10 +218,11 @@ extension EventReader {
     -> AnimationChunkMetadata
   {
     var metadata = AnimationChunkMetadata(
-      chunkIndex: try requiredIndex(root, "chunk_index", in: ""),
-      totalFrameImages: informationalInt(root["total_frame_images"], "total_frame_images", in: "")
+      chunkIndex: try requiredIndex(root, Wire.Field.chunkIndex, in: ""),
+      totalFrameImages: informationalInt(
+        root[Wire.Field.totalFrameImages], Wire.Field.totalFrameImages, in: "")
         ?? 0, sections: [])
-    let sections = try array(required(root, "sections", in: ""), at: "sections")
+    let sections = try array(required(root, Wire.Field.sections, in: ""), at: Wire.Field.sections)
     for (sectionOffset, sectionValue) in sections.enumerated() {
       let path = "sections[\(sectionOffset)]"
       guard
@@ -225,12 +232,12 @@ extension EventReader {
             try object(value, at: path)
           })
       else { continue }
-      let name = lenient(members["animation_name"]) { (value) throws(LIVAProtocolError) in
-        try animationName(value, at: Self.join(path, "animation_name"))
+      let name = lenient(members[Wire.Field.animationName]) { (value) throws(LIVAProtocolError) in
+        try animationName(value, at: Self.join(path, Wire.Field.animationName))
       }
-      let framesPath = Self.join(path, "frames")
+      let framesPath = Self.join(path, Wire.Field.frames)
       let framesValue =
-        lenient(members["frames"]) { (value) throws(LIVAProtocolError) in
+        lenient(members[Wire.Field.frames]) { (value) throws(LIVAProtocolError) in
           try array(value, at: framesPath)
         } ?? []
       let frames = try planFrames(
@@ -247,11 +254,12 @@ extension EventReader {
   private mutating func manifest(_ root: [String: WireValue]) throws(LIVAProtocolError)
     -> [AnimationName: BaseAnimationInfo]
   {
-    let animations = try object(required(root, "animations", in: ""), at: "animations")
+    let animations = try object(
+      required(root, Wire.Field.animations, in: ""), at: Wire.Field.animations)
     guard animations.count <= limits.maximumAnimations else {
       throw error(
         .tooLarge, "\(animations.count) animations exceed the limit \(limits.maximumAnimations)",
-        at: "animations")
+        at: Wire.Field.animations)
     }
     var result: [AnimationName: BaseAnimationInfo] = [:]
     for (key, value) in animations {
@@ -259,8 +267,9 @@ extension EventReader {
       do {
         let name = try animationName(.string(key), at: path)
         let entry = try object(value, at: path)
-        var info = BaseAnimationInfo(frameCount: try requiredCount(entry, "frames", in: path))
-        info.version = informationalString(entry["version"], "version", in: path)
+        var info = BaseAnimationInfo(
+          frameCount: try requiredCount(entry, Wire.Field.frames, in: path))
+        info.version = informationalString(entry[Wire.Field.version], Wire.Field.version, in: path)
         result[name] = info
       } catch {
         note(error, costing: .entry)
@@ -292,20 +301,20 @@ extension EventReader {
       name = known
     } else {
       name = try animationName(
-        required(fields.animationName, "animation_name", in: path),
-        at: Self.join(path, "animation_name"))
+        required(fields.animationName, Wire.Field.animationName, in: path),
+        at: Self.join(path, Wire.Field.animationName))
       animationNames[name.rawValue] = name
     }
     let matched = try int(
-      required(fields.matchedSpriteFrameNumber, "matched_sprite_frame_number", in: path),
-      max: limits.maximumIndex, at: Self.join(path, "matched_sprite_frame_number"))
+      required(fields.matchedSpriteFrameNumber, Wire.Field.matchedSpriteFrameNumber, in: path),
+      max: limits.maximumIndex, at: Self.join(path, Wire.Field.matchedSpriteFrameNumber))
     let sheet = lenient(fields.sheetFilename) { (value) throws(LIVAProtocolError) in
-      try fileName(value, at: Self.join(path, "sheet_filename"))
+      try fileName(value, at: Self.join(path, Wire.Field.sheetFilename))
     }
     let sentID = lenient(fields.overlayId) { (value) throws(LIVAProtocolError) -> String in
-      let text = try text(value, at: Self.join(path, "overlay_id"))
+      let text = try text(value, at: Self.join(path, Wire.Field.overlayId))
       guard !text.isEmpty else {
-        throw error(.malformedValue, "empty overlay_id", at: Self.join(path, "overlay_id"))
+        throw error(.malformedValue, "empty overlay_id", at: Self.join(path, Wire.Field.overlayId))
       }
       return text
     }
@@ -318,28 +327,29 @@ extension EventReader {
     } else {
       throw error(
         .missingField, "a frame needs overlay_id or sheet_filename",
-        at: Self.join(path, "overlay_id"))
+        at: Self.join(path, Wire.Field.overlayId))
     }
     var frame = OverlayFrame(
       overlayId: overlayId, animationName: name, matchedSpriteFrameNumber: matched)
     frame.sheetFilename = sheet
-    frame.sequenceIndex = informationalInt(fields.sequenceIndex, "sequence_index", in: path)
+    frame.sequenceIndex = informationalInt(fields.sequenceIndex, Wire.Field.sequenceIndex, in: path)
     frame.sectionIndex =
-      informationalInt(fields.sectionIndex, "section_index", in: path) ?? sectionIndex
-    frame.frameIndex = informationalInt(fields.frameIndex, "frame_index", in: path)
-    frame.chunkIndex = informationalInt(fields.chunkIndex, "chunk_index", in: path)
+      informationalInt(fields.sectionIndex, Wire.Field.sectionIndex, in: path) ?? sectionIndex
+    frame.frameIndex = informationalInt(fields.frameIndex, Wire.Field.frameIndex, in: path)
+    frame.chunkIndex = informationalInt(fields.chunkIndex, Wire.Field.chunkIndex, in: path)
     frame.spriteIndexFolder = informationalInt(
-      fields.spriteIndexFolder, "sprite_index_folder", in: path)
+      fields.spriteIndexFolder, Wire.Field.spriteIndexFolder, in: path)
     frame.coordinates = lenient(fields.coordinates) { (value) throws(LIVAProtocolError) in
-      try rect(value, at: Self.join(path, "coordinates"))
+      try rect(value, at: Self.join(path, Wire.Field.coordinates))
     }
     frame.zoneTopLeft = zoneTopLeft
-    frame.phonemeClass = informationalString(fields.phonemeClass, "char", in: path)
-    frame.viseme = informationalString(fields.viseme, "viseme", in: path)
+    frame.phonemeClass = informationalString(fields.phonemeClass, Wire.Field.phonemeClass, in: path)
+    frame.viseme = informationalString(fields.viseme, Wire.Field.viseme, in: path)
     if withImage {
       do {
         frame.image = try image(
-          fields.imageData, key: "image_data", mime: fields.imageMIME, "image_mime", in: path)
+          fields.imageData, key: Wire.Field.imageData, mime: fields.imageMIME, Wire.Field.imageMime,
+          in: path)
       } catch {
         // The frame is known, its image is not: the mouth is lost, and the player is told so.
         note(error, costing: .frame)
@@ -381,20 +391,20 @@ private struct FrameFields {
     for (key, value) in members {
       if case .null = value { continue }
       switch key {
-      case "animation_name": animationName = value
-      case "matched_sprite_frame_number": matchedSpriteFrameNumber = value
-      case "sheet_filename": sheetFilename = value
-      case "overlay_id": overlayId = value
-      case "sequence_index": sequenceIndex = value
-      case "section_index": sectionIndex = value
-      case "frame_index": frameIndex = value
-      case "chunk_index": chunkIndex = value
-      case "sprite_index_folder": spriteIndexFolder = value
-      case "coordinates": coordinates = value
-      case "char": phonemeClass = value
-      case "viseme": viseme = value
-      case "image_data": imageData = value
-      case "image_mime": imageMIME = value
+      case Wire.Field.animationName: animationName = value
+      case Wire.Field.matchedSpriteFrameNumber: matchedSpriteFrameNumber = value
+      case Wire.Field.sheetFilename: sheetFilename = value
+      case Wire.Field.overlayId: overlayId = value
+      case Wire.Field.sequenceIndex: sequenceIndex = value
+      case Wire.Field.sectionIndex: sectionIndex = value
+      case Wire.Field.frameIndex: frameIndex = value
+      case Wire.Field.chunkIndex: chunkIndex = value
+      case Wire.Field.spriteIndexFolder: spriteIndexFolder = value
+      case Wire.Field.coordinates: coordinates = value
+      case Wire.Field.phonemeClass: phonemeClass = value
+      case Wire.Field.viseme: viseme = value
+      case Wire.Field.imageData: imageData = value
+      case Wire.Field.imageMime: imageMIME = value
       default: break
       }
     }

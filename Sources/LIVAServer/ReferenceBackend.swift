@@ -129,7 +129,8 @@ public final class ReferenceBackend: Sendable {
   private func accept(_ socket: SocketIOServerSocket) {
     let query = socket.query
     let room = Self.room(
-      user: query["user_id"] ?? "", agent: query["agent_id"] ?? "", instance: query["instance_id"])
+      user: query[Wire.Query.userId] ?? "", agent: query[Wire.Query.agentId] ?? "",
+      instance: query[Wire.Query.instanceId])
     socket.join(room)
     logger.info("client connected", metadata: ["room": "\(room)", "sid": "\(socket.id)"])
     Task {
@@ -270,7 +271,9 @@ public final class ReferenceBackend: Sendable {
         let ready = chunkEvents.removeLast()
         chunkEvents = chunkEvents.reversed() + [audio, ready]
       }
-      if faults.dropChunkImagesReady { chunkEvents.removeAll { $0.name == "chunk_images_ready" } }
+      if faults.dropChunkImagesReady {
+        chunkEvents.removeAll { $0.name == Wire.Event.chunkImagesReady }
+      }
       events += chunkEvents
     }
     events.append(.audioEnd)

@@ -1,0 +1,87 @@
+/// Every name the LIVA wire uses, spelled once: the events, the fields of their payloads
+/// and the connection's query keys. The decoder, the encoder, the client and the reference
+/// backend all read them from here (docs/Protocol.md describes each).
+package enum Wire {
+  /// Event names.
+  package enum Event {
+    package static let receiveAudio = "receive_audio"
+    package static let receiveFrameImagesBatch = "receive_frame_images_batch"
+    package static let chunkImagesReady = "chunk_images_ready"
+    package static let audioEnd = "audio_end"
+    package static let playBaseAnimation = "play_base_animation"
+    package static let playAnimation = "play_animation"
+    package static let animationChunkMetadata = "animation_chunk_metadata"
+    package static let receiveFrameImage = "receive_frame_image"
+    package static let baseAnimationsManifest = "base_animations_manifest"
+    package static let animationTotalFrames = "animation_total_frames"
+    package static let receiveBaseFrame = "receive_base_frame"
+    package static let animationFramesComplete = "animation_frames_complete"
+    package static let requestBaseAnimationsManifest = "request_base_animations_manifest"
+    package static let requestSpecificBaseAnimation = "request_specific_base_animation"
+    package static let userMessage = "user_message"
+    package static let setSessionId = "set_session_id"
+    package static let userFullAudio = "user_full_audio"
+  }
+
+  /// Field names in event payloads (snake_case and camelCase, exactly as on the wire).
+  package enum Field {
+    package static let httpAgentID = "AgentID"
+    package static let requestAgentId = "agentId"
+    package static let agentId = "agent_id"
+    package static let animationFramesChunk = "animationFramesChunk"
+    package static let requestAnimationType = "animationType"
+    package static let animationName = "animation_name"
+    package static let animationType = "animation_type"
+    package static let animations = "animations"
+    package static let appName = "app_name"
+    package static let audioData = "audio_data"
+    package static let batchIndex = "batch_index"
+    package static let batchSize = "batch_size"
+    package static let batchStartIndex = "batch_start_index"
+    package static let phonemeClass = "char"
+    package static let chunkIndex = "chunk_index"
+    package static let coordinates = "coordinates"
+    package static let data = "data"
+    package static let emissionTimestamp = "emission_timestamp"
+    package static let firstFrameImage = "first_frame_image"
+    package static let frameData = "frame_data"
+    package static let frameIndex = "frame_index"
+    package static let frames = "frames"
+    package static let imageData = "image_data"
+    package static let imageMime = "image_mime"
+    package static let instanceId = "instance_id"
+    package static let masterChunkIndex = "master_chunk_index"
+    package static let masterFramePlayAt = "master_frame_play_at"
+    package static let matchedSpriteFrameNumber = "matched_sprite_frame_number"
+    package static let message = "message"
+    package static let messageHistory = "messageHistory"
+    package static let mode = "mode"
+    package static let overlayId = "overlay_id"
+    package static let httpReadyAnimations = "readyAnimations"
+    package static let readyAnimations = "ready_animations"
+    package static let sectionIndex = "section_index"
+    package static let sections = "sections"
+    package static let sequenceIndex = "sequence_index"
+    package static let sessionId = "session_id"
+    package static let sheetFilename = "sheet_filename"
+    package static let spriteIndexFolder = "sprite_index_folder"
+    package static let timestamp = "timestamp"
+    package static let totalBatches = "total_batches"
+    package static let totalFrameImages = "total_frame_images"
+    package static let totalFrames = "total_frames"
+    package static let totalImagesSent = "total_images_sent"
+    package static let userResolution = "userResolution"
+    package static let userId = "user_id"
+    package static let version = "version"
+    package static let viseme = "viseme"
+    package static let zoneTopLeft = "zone_top_left"
+  }
+
+  /// The connection's query keys (all values strings).
+  package enum Query {
+    package static let userId = "user_id"
+    package static let agentId = "agent_id"
+    package static let instanceId = "instance_id"
+    package static let userResolution = "userResolution"
+  }
+}
