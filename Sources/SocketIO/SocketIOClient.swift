@@ -19,18 +19,6 @@ import WSClient
 /// - On a lost transport it reconnects following ``ReconnectionPolicy``; the
 ///   ``statusUpdates`` stream reports every step.
 public actor SocketIOClient {
-  private struct Connection {
-    var writer: AsyncStream<[WebSocketFrame]>.Continuation
-    var generation: Int
-    var handshake: EngineIOHandshake?
-    var namespaceConnected = false
-    /// The namespace connection's socket id, once connected.
-    var sid: String?
-    var earlyEvents: [SocketIOEvent] = []
-    var deadline: ContinuousClock.Instant
-    var outcome: SocketIODisconnectReason?
-  }
-
   /// The configuration.
   public nonisolated let configuration: SocketIOClientConfiguration
   /// The events the server emits, across reconnections. Iterate it from one task.
@@ -45,14 +33,16 @@ public actor SocketIOClient {
   public private(set) var status: SocketIOStatus = .idle
   /// How many server pings this client has answered, over all its connections: a liveness
   /// measure.
-  public private(set) var pingsAnswered = 0
+  public var pingsAnswered: Int { session.pingsAnswered }
+  /// The decisions (``SocketIOSession``); this actor carries out its actions.
+  private var session: SocketIOSession
+  /// The session's time: the continuous clock from this origin.
+  private let origin = ContinuousClock.now
   private var runTask: Task<Void, Never>?
-  private var connection: Connection?
-  private var generation = 0
+  /// The current transport's writer, while one is open.
+  private var writer: AsyncStream<[WebSocketFrame]>.Continuation?
   private var stopRequested = false
-  private var sendBuffer: [[WebSocketFrame]] = []
   private var pendingAcks: [Int: CheckedContinuation<[JSONValue], any Error>] = [:]
-  private var nextAckID = 0
 
   /// Creates a client. Nothing happens until ``connect()``.
   /// - Parameter logger: where to log; by default nothing is logged.
@@ -62,6 +52,7 @@ public actor SocketIOClient {
   ) {
     self.configuration = configuration
     self.logger = logger
+    session = SocketIOSession(settings: .init(configuration))
     (events, eventsContinuation) = AsyncStream.makeStream()
     (statusUpdates, statusContinuation) = AsyncStream.makeStream()
   }
@@ -71,6 +62,8 @@ public actor SocketIOClient {
     eventsContinuation.finish()
     statusContinuation.finish()
   }
+
+  private var now: Duration { .now - origin }
 
   /// Whether the client is connecting, connected or waiting to reconnect. False before
   /// ``connect()``, and again once it stopped: disconnected by the application or the server,
@@ -91,18 +84,11 @@ public actor SocketIOClient {
   public func disconnect() async {
     stopRequested = true
     let task = runTask
-    if let connection, connection.handshake != nil {
-      // Let the writer send the DISCONNECT, then end the session by finishing the writer.
-      if connection.namespaceConnected {
-        connection.writer.yield(
-          SocketIOPacket.disconnect(namespace: configuration.namespace).frames)
-      }
-      self.connection?.outcome = .clientDisconnect
-      connection.writer.finish()
-    } else {
-      connection?.outcome = .clientDisconnect
-      task?.cancel()  // still connecting, or waiting to reconnect
-    }
+    let handshaken = session.hasHandshake && writer != nil
+    // The writer sends the DISCONNECT (when the namespace is connected), then finishing it ends
+    // the transport.
+    perform(session.disconnect())
+    if !handshaken { task?.cancel() }  // still connecting, or waiting to reconnect
     await task?.value
     // A connect() made while this one waited started a new run: that one stays.
     if runTask == task { runTask = nil }
@@ -112,7 +98,10 @@ public actor SocketIOClient {
   /// - Throws: ``SocketIOError`` `notConnected` when the client was never started or was
   ///   disconnected by the application.
   public func emit(_ name: String, _ arguments: [JSONValue] = []) throws(SocketIOError) {
-    try send(SocketIOPacket.event(name, arguments, namespace: configuration.namespace).frames)
+    try requireStarted()
+    perform(
+      session.emit(SocketIOPacket.event(name, arguments, namespace: configuration.namespace).frames)
+    )
   }
 
   /// Emits an event and waits for the server's acknowledgement, returning its arguments.
@@ -122,37 +111,58 @@ public actor SocketIOClient {
   public func emitWithAck(_ name: String, _ arguments: [JSONValue] = [], timeout: Duration? = nil)
     async throws -> [JSONValue]
   {
-    let id = nextAckID
-    nextAckID = nextAckID == Int(Int32.max) ? 0 : nextAckID + 1
-    let packet = SocketIOPacket.event(
-      name, arguments, namespace: configuration.namespace, ackID: id)
-    try send(packet.frames)
+    try requireStarted()
     let timeout = timeout ?? configuration.ackTimeout
+    let (id, actions) = session.emitWithAck(name, arguments, timeout: timeout, now: now)
+    // The session fails the acknowledgement at its deadline; this wakes it then.
     let timer = Task {
       try await Task.sleep(for: timeout)
-      self.failAck(
-        id, SocketIOError(.ackTimeout, "no acknowledgement for \"\(name)\" within \(timeout)"))
+      self.perform(self.session.tick(now: self.now))
     }
     defer { timer.cancel() }
     return try await withCheckedThrowingContinuation { continuation in
       pendingAcks[id] = continuation
+      perform(actions)
     }
   }
 
-  private func failAck(_ id: Int, _ error: SocketIOError) {
-    pendingAcks.removeValue(forKey: id)?.resume(throwing: error)
-  }
-
-  private func send(_ frames: [WebSocketFrame]) throws(SocketIOError) {
+  private func requireStarted() throws(SocketIOError) {
     guard runTask != nil, !stopRequested else {
       throw SocketIOError(.notConnected, "the client is not started")
     }
-    if let connection, connection.namespaceConnected {
-      connection.writer.yield(frames)
-    } else {
-      if sendBuffer.count >= configuration.maximumBufferedEmits { sendBuffer.removeFirst() }
-      sendBuffer.append(frames)
+  }
+
+  /// Carries out the session's actions, in order.
+  private func perform(_ actions: [SocketIOSession.Action]) {
+    for action in actions {
+      switch action {
+      case .send(let frames):
+        writer?.yield(frames)
+      case .deliver(let delivery):
+        var responder: (@Sendable ([JSONValue]) async -> Void)?
+        if let id = delivery.ackID {
+          let transport = delivery.transport
+          responder = { arguments in await self.acknowledge(id, arguments, transport: transport) }
+        }
+        eventsContinuation.yield(
+          SocketIOEvent(
+            name: delivery.name, arguments: delivery.arguments, namespace: delivery.namespace,
+            sid: delivery.sid, responder: responder))
+      case .status(let newStatus):
+        setStatus(newStatus)
+      case .completeAck(let id, let arguments):
+        pendingAcks.removeValue(forKey: id)?.resume(returning: arguments)
+      case .failAck(let id, let error):
+        pendingAcks.removeValue(forKey: id)?.resume(throwing: error)
+      case .endTransport(let reason):
+        if reason == .pingTimeout { logger.debug("Socket.IO ping timeout") }
+        writer?.finish()
+      }
     }
+  }
+
+  private func acknowledge(_ id: Int, _ arguments: [JSONValue], transport: Int) {
+    perform(session.acknowledge(id, arguments, transport: transport))
   }
 
   private func setStatus(_ newStatus: SocketIOStatus) {
@@ -168,10 +178,6 @@ public actor SocketIOClient {
     while !stopRequested && !Task.isCancelled {
       setStatus(.connecting)
       let (reason, wasConnected) = await runConnection()
-      for (_, continuation) in pendingAcks {
-        continuation.resume(throwing: SocketIOError(.notConnected, "the connection ended"))
-      }
-      pendingAcks = [:]
       setStatus(.disconnected(reason))
       guard !stopRequested, reason.reconnects, policy.isEnabled, !Task.isCancelled else { break }
       failures = wasConnected ? 1 : failures + 1
@@ -198,12 +204,9 @@ public actor SocketIOClient {
   /// Runs one transport connection to its end; returns why it ended and whether the
   /// namespace was connected.
   private func runConnection() async -> (SocketIODisconnectReason, Bool) {
-    generation += 1
-    let generation = generation
     let (frames, writer) = AsyncStream<[WebSocketFrame]>.makeStream()
-    connection = Connection(
-      writer: writer, generation: generation,
-      deadline: .now + configuration.connectTimeout)
+    self.writer = writer
+    _ = session.transportOpened(now: now)
     var wsConfiguration = WebSocketClientConfiguration(
       maxFrameSize: configuration.limits.maximumPayloadBytes,
       closeTimeout: configuration.closeTimeout)
@@ -215,21 +218,19 @@ public actor SocketIOClient {
       try await WebSocketClient.connect(
         url: configuration.engineURL, configuration: wsConfiguration, logger: logger
       ) { inbound, outbound, _ in
-        try await self.session(inbound: inbound, outbound: outbound, frames: frames)
+        try await self.transport(inbound: inbound, outbound: outbound, frames: frames)
       }
     } catch {
       transportError = "\(error)"
     }
-    let ended = connection
-    connection = nil
+    self.writer = nil
     writer.finish()
-    let wasConnected = ended?.namespaceConnected ?? false
-    if let outcome = ended?.outcome { return (outcome, wasConnected) }
-    if let transportError, !wasConnected { return (.transportError(transportError), false) }
-    return (.transportClose, wasConnected)
+    let (reason, wasConnected, actions) = session.transportEnded(error: transportError)
+    perform(actions)
+    return (reason, wasConnected)
   }
 
-  private func session(
+  private func transport(
     inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
     frames: AsyncStream<[WebSocketFrame]>
   ) async throws {
@@ -271,7 +272,7 @@ public actor SocketIOClient {
                     rebasing: raw.assumingMemoryBound(to: UInt8.self).dropFirst()))
               }
               guard let packet else { continue }
-              guard await self.handle(packet) else { return }
+              guard await self.receive(packet) else { return }
               continue
             }
             let frame: WebSocketFrame =
@@ -280,7 +281,7 @@ public actor SocketIOClient {
             switch packet {
             case .message, .binaryMessage:
               guard let socketPacket = try decoder.decode(packet) else { continue }
-              guard await self.handle(socketPacket) else { return }
+              guard await self.receive(socketPacket) else { return }
             default:
               guard await self.receive(packet) else { return }
             }
@@ -296,99 +297,27 @@ public actor SocketIOClient {
     }
   }
 
-  /// Ends the session when the ping deadline (or, before the handshake, the connect
-  /// deadline) passes.
+  /// Wakes the session at its deadlines (the ping's, before the handshake the connect's) until
+  /// the transport ends.
   private func watchdog() async throws {
-    while true {
-      guard let deadline = connection?.deadline else { return }
-      if ContinuousClock.now >= deadline {
-        if connection?.outcome == nil { connection?.outcome = .pingTimeout }
-        logger.debug("Socket.IO ping timeout")
-        return
-      }
+    while session.isOpen {
+      perform(session.tick(now: now))
+      guard session.isOpen, let deadline = session.nextDeadline else { return }
       // Wake at least every 100 ms: the deadline moves (and shrinks after the handshake).
-      try await Task.sleep(until: min(deadline, .now + .milliseconds(100)), clock: .continuous)
+      try await Task.sleep(
+        until: origin + min(deadline, now + .milliseconds(100)), clock: .continuous)
     }
   }
 
-  /// Handles one Engine.IO control packet; returns false when the session should end.
+  /// One Engine.IO control packet; false when the transport should end.
   private func receive(_ packet: EngineIOPacket) -> Bool {
-    guard connection != nil, connection?.outcome == nil else { return false }
-    switch packet {
-    case .open(let handshake):
-      connection?.handshake = handshake
-      extendDeadline()
-      var connect = SocketIOPacket.connect(namespace: configuration.namespace)
-      connect.payload = configuration.auth
-      connection?.writer.yield(connect.frames)
-    case .ping(let payload):
-      extendDeadline()
-      connection?.writer.yield([EngineIOPacket.pong(payload).frame])
-      pingsAnswered += 1
-    case .close:
-      connection?.outcome = .transportClose
-      return false
-    case .message, .binaryMessage, .pong, .upgrade, .noop:
-      break
-    }
-    return true
+    perform(session.receive(packet, now: now))
+    return session.isOpen
   }
 
-  private func extendDeadline() {
-    guard let handshake = connection?.handshake else { return }
-    connection?.deadline =
-      .now + .milliseconds(handshake.pingInterval) + .milliseconds(handshake.pingTimeout)
-  }
-
-  /// Handles one Socket.IO packet; returns false when the session should end.
-  private func handle(_ packet: SocketIOPacket) -> Bool {
-    guard let current = connection, current.outcome == nil else { return false }
-    guard packet.namespace == configuration.namespace else { return true }
-    switch packet.kind {
-    case .connect:
-      let sid = packet.payload?["sid"]?.stringValue ?? ""
-      connection?.namespaceConnected = true
-      connection?.sid = sid
-      setStatus(.connected(sid: sid))
-      for event in current.earlyEvents { eventsContinuation.yield(event.arrived(on: sid)) }
-      connection?.earlyEvents = []
-      for frames in sendBuffer { current.writer.yield(frames) }
-      sendBuffer = []
-    case .connectError:
-      connection?.outcome = .connectRefused(packet.connectErrorMessage ?? "refused")
-      return false
-    case .disconnect:
-      connection?.outcome = .serverDisconnect
-      return false
-    case .event:
-      guard let name = packet.eventName else { return true }
-      var responder: (@Sendable ([JSONValue]) async -> Void)?
-      if let id = packet.ackID {
-        let generation = current.generation
-        let namespace = configuration.namespace
-        responder = { arguments in
-          await self.sendAck(
-            SocketIOPacket.ack(id, arguments, namespace: namespace), generation: generation)
-        }
-      }
-      let event = SocketIOEvent(
-        name: name, arguments: packet.arguments, namespace: packet.namespace, sid: current.sid,
-        responder: responder)
-      if current.namespaceConnected {
-        eventsContinuation.yield(event)
-      } else if current.earlyEvents.count < configuration.maximumBufferedEmits {
-        connection?.earlyEvents.append(event)
-      }
-    case .ack:
-      if let id = packet.ackID {
-        pendingAcks.removeValue(forKey: id)?.resume(returning: packet.arguments)
-      }
-    }
-    return true
-  }
-
-  private func sendAck(_ packet: SocketIOPacket, generation: Int) {
-    guard let connection, connection.generation == generation else { return }
-    connection.writer.yield(packet.frames)
+  /// One Socket.IO packet; false when the transport should end.
+  private func receive(_ packet: SocketIOPacket) -> Bool {
+    perform(session.receive(packet))
+    return session.isOpen
   }
 }
