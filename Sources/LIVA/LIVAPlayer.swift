@@ -168,7 +168,7 @@ public final class LIVAPlayer: Sendable {
   public func refreshAnimations(_ names: some Sequence<AnimationName> = [AnimationName]()) {
     var counts: [AnimationName: Int] = [:]
     for name in BaseFrameStore.priorityOrder + Array(names) {
-      if let entry = baseFrames.cachedEntry(name) { counts[name] = entry.frames }
+      if let entry = baseFrames.cachedEntry(name) { counts[name] = entry.frameCount }
     }
     execute(state.withLock { $0.core.setAvailableAnimations(counts) })
   }

@@ -110,7 +110,7 @@ extension BaseFrameStore {
   public func preload(_ animation: AnimationName, frames: Range<Int>? = nil)
     throws(LIVAMediaError)
   {
-    guard let count = cachedEntry(animation)?.frames else {
+    guard let count = cachedEntry(animation)?.frameCount else {
       throw LIVAMediaError(
         .invalidArgument, "\(animation) is not cached", source: animation.rawValue)
     }

@@ -8,14 +8,14 @@ extension BaseFrameStore {
   /// version or frame count differs; a manifest without a version trusts a cached copy of the
   /// same frame count that was stored without one.
   public func plan(for manifest: [AnimationName: BaseAnimationInfo]) -> FetchPlan {
-    plan(manifest.mapValues { ManifestEntry(frames: $0.frameCount, version: $0.version ?? "") })
+    plan(manifest)
   }
 
   /// Compares a manifest keyed by raw names with the cache: what is missing or stale, in
   /// priority order, and which names were refused (invalid names never reach the disk).
-  public func plan(for manifest: [String: ManifestEntry]) -> FetchPlan {
+  public func plan(for manifest: [String: BaseAnimationInfo]) -> FetchPlan {
     var rejected: [String] = []
-    var valid: [AnimationName: ManifestEntry] = [:]
+    var valid: [AnimationName: BaseAnimationInfo] = [:]
     for (text, entry) in manifest {
       if let name = try? AnimationName(parsing: text) {
         valid[name] = entry
@@ -28,17 +28,17 @@ extension BaseFrameStore {
     return result
   }
 
-  func plan(_ manifest: [AnimationName: ManifestEntry]) -> FetchPlan {
+  func plan(_ manifest: [AnimationName: BaseAnimationInfo]) -> FetchPlan {
     var rejected: [String] = []
     var wanted: [AnimationName] = []
     state.withLock { state in
       for (name, entry) in manifest {
-        guard (1...Self.maximumFrameCount).contains(entry.frames) else {
+        guard (1...Self.maximumFrameCount).contains(entry.frameCount) else {
           rejected.append(name.rawValue)
           continue
         }
         let cached = state.animations[name]?.current
-        if cached?.version != entry.version || cached?.frameCount != entry.frames {
+        if cached?.version != (entry.version ?? "") || cached?.frameCount != entry.frameCount {
           wanted.append(name)
         }
       }

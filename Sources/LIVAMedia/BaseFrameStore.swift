@@ -49,22 +49,6 @@ import LIVAProtocol
 /// - **Render path:** ``decodedFrame(_:of:)`` only reads memory; ``frame(_:of:)`` and
 ///   ``preload(_:frames:)`` may read and decode files and belong on a worker.
 public final class BaseFrameStore: Sendable {
-  /// What the server's `base_animations_manifest` says about one animation, as the store
-  /// compares it (LIVAProtocol's `BaseAnimationInfo` with a version that is never nil).
-  public struct ManifestEntry: Hashable, Sendable {
-    /// The number of frames.
-    public var frames: Int
-    /// The version; a cached copy with another version is stale. Empty when the manifest had
-    /// none.
-    public var version: String
-
-    /// Creates an entry.
-    public init(frames: Int, version: String) {
-      self.frames = frames
-      self.version = version
-    }
-  }
-
   /// What to download after comparing the server's manifest with the cache.
   public struct FetchPlan: Hashable, Sendable {
     /// Animations missing or stale, in ``BaseFrameStore/priorityOrder`` (others after, sorted).
@@ -277,10 +261,11 @@ public final class BaseFrameStore: Sendable {
   }
 
   /// The version and frame count of a complete cached animation.
-  public func cachedEntry(_ animation: AnimationName) -> ManifestEntry? {
+  public func cachedEntry(_ animation: AnimationName) -> BaseAnimationInfo? {
     state.withLock { state in
       guard let current = state.animations[animation]?.current else { return nil }
-      return ManifestEntry(frames: current.frameCount, version: current.version)
+      return BaseAnimationInfo(
+        frameCount: current.frameCount, version: current.version.isEmpty ? nil : current.version)
     }
   }
 

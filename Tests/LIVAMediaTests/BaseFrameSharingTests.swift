@@ -74,7 +74,7 @@ struct BaseFrameSharingTests {
     #expect(try first.frame(1, of: .idleForward) == newer[1])
     #expect(try second.frame(1, of: .idleForward) == newer[1])
     let third = try BaseFrameStore(root: root)
-    #expect(third.cachedEntry(.idleForward) == .init(frames: 2, version: "3"))
+    #expect(third.cachedEntry(.idleForward) == .init(frameCount: 2, version: "3"))
     #expect(try third.frame(0, of: .idleForward) == newer[0])
     // Still readable by the first store, whose version lost the race: nothing deleted it.
     first.purgeMemory()

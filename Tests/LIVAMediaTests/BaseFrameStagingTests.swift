@@ -38,7 +38,7 @@ struct BaseFrameStagingTests {
 
     try store.beginDownload(.idleForward, frames: new.count)
     #expect(store.isAvailable(.idleForward))
-    #expect(store.cachedEntry(.idleForward) == .init(frames: 2, version: "1"))
+    #expect(store.cachedEntry(.idleForward) == .init(frameCount: 2, version: "1"))
     #expect(store.decodedFrame(1, of: .idleForward) == old[1])
     try self.store(new, in: store)
     // Every frame is on disk, not yet complete: still the old version, from memory and disk.
@@ -46,16 +46,16 @@ struct BaseFrameStagingTests {
     store.purgeMemory()
     #expect(try store.frame(1, of: .idleForward) == old[1])
     #expect(
-      store.plan(for: ["idle_1_s_idle_1_e": .init(frames: 3, version: "2")]).animations
+      store.plan(for: ["idle_1_s_idle_1_e": .init(frameCount: 3, version: "2")]).animations
         == [.idleForward])
 
     try store.finishDownload(.idleForward, version: "2")
-    #expect(store.cachedEntry(.idleForward) == .init(frames: 3, version: "2"))
+    #expect(store.cachedEntry(.idleForward) == .init(frameCount: 3, version: "2"))
     // The old version's decoded frames are never drawn as the new one's.
     #expect(store.decodedFrame(1, of: .idleForward) == nil)
     for index in 0..<3 { #expect(try store.frame(index, of: .idleForward) == new[index]) }
     let reopened = try BaseFrameStore(root: root)
-    #expect(reopened.cachedEntry(.idleForward) == .init(frames: 3, version: "2"))
+    #expect(reopened.cachedEntry(.idleForward) == .init(frameCount: 3, version: "2"))
     #expect(try reopened.frame(2, of: .idleForward) == new[2])
     // The old version's files are gone.
     #expect(reopened.statistics.diskBytes == store.statistics.diskBytes)
@@ -74,14 +74,14 @@ struct BaseFrameStagingTests {
     try store.beginDownload(.idleForward, frames: new.count)
     try self.store(Array(new.prefix(2)), in: store)
     #expect(throws: LIVAMediaError.self) { try store.finishDownload(.idleForward, version: "2") }
-    #expect(store.cachedEntry(.idleForward) == .init(frames: 2, version: "1"))
+    #expect(store.cachedEntry(.idleForward) == .init(frameCount: 2, version: "1"))
     #expect(try store.frame(1, of: .idleForward) == old[1])
     // The partial version is gone from disk and from the accounting.
     #expect(store.statistics.diskBytes == bytes)
     #expect(try BaseFrameStore(root: root).cachedEntry(.idleForward)?.version == "1")
 
     try download(store, new, version: "2")
-    #expect(store.cachedEntry(.idleForward) == .init(frames: 3, version: "2"))
+    #expect(store.cachedEntry(.idleForward) == .init(frameCount: 3, version: "2"))
     #expect(try store.frame(2, of: .idleForward) == new[2])
   }
 
@@ -99,7 +99,7 @@ struct BaseFrameStagingTests {
       try self.store(frames(1, seed: 50), in: store)
     }
     let reopened = try BaseFrameStore(root: root)
-    #expect(reopened.cachedEntry(.idleForward) == .init(frames: 2, version: "1"))
+    #expect(reopened.cachedEntry(.idleForward) == .init(frameCount: 2, version: "1"))
     #expect(try reopened.frame(1, of: .idleForward) == old[1])
     #expect(reopened.statistics.diskBytes == bytes)
   }

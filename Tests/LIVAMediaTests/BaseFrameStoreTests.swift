@@ -55,7 +55,7 @@ struct BaseFrameStoreTests {
     for index in 0..<3 { #expect(try store.frame(index, of: .idleForward) == images[index]) }
     let reopened = try BaseFrameStore(root: root)
     #expect(reopened.idleFirstFrame() == images[0])
-    #expect(reopened.cachedEntry(.idleForward) == .init(frames: 3, version: "1"))
+    #expect(reopened.cachedEntry(.idleForward) == .init(frameCount: 3, version: "1"))
   }
 
   @Test("frames are stored as they came: no decode or encode while storing, drawn identically")
@@ -116,7 +116,7 @@ struct BaseFrameStoreTests {
     #expect {
       try BaseFrameStore.animationName(name)
     } throws: { ($0 as? LIVAMediaError)?.code == .invalidName }
-    let plan = store.plan(for: [name: .init(frames: 3, version: "1")])
+    let plan = store.plan(for: [name: .init(frameCount: 3, version: "1")])
     #expect(plan.animations.isEmpty && plan.rejectedNames == [name])
     #expect(
       try FileManager.default.contentsOfDirectory(atPath: root.path) == [foreign.lastPathComponent])
@@ -154,7 +154,9 @@ struct BaseFrameStoreTests {
       atPath: try versionDirectory(root, .idleForward).path)
     #expect(!idleFiles.contains { $0.hasPrefix(".") })
     #expect(
-      reopened.plan(for: [talking.rawValue: .init(frames: 2, version: "1")]).animations == [talking]
+      reopened.plan(for: [talking.rawValue: .init(frameCount: 2, version: "1")]).animations == [
+        talking
+      ]
     )
   }
 
@@ -239,12 +241,12 @@ struct BaseFrameStoreTests {
     try download(store, .idleForward, frames(1), version: "3")
     try download(store, talking, frames(2), version: "1")
     let plan = store.plan(for: [
-      hi.rawValue: .init(frames: 4, version: "1"),
-      talking.rawValue: .init(frames: 2, version: "2"),  // stale version
-      "idle_1_s_idle_1_e": .init(frames: 1, version: "3"),  // fresh
-      "idle_1_e_idle_1_s": .init(frames: 1, version: "1"),  // missing
-      "zz_1_s_zz_1_e": .init(frames: 1, version: "1"),  // unknown to the priority list
-      toTalking.rawValue: .init(frames: 0, version: "1"),  // absurd frame count
+      hi.rawValue: .init(frameCount: 4, version: "1"),
+      talking.rawValue: .init(frameCount: 2, version: "2"),  // stale version
+      "idle_1_s_idle_1_e": .init(frameCount: 1, version: "3"),  // fresh
+      "idle_1_e_idle_1_s": .init(frameCount: 1, version: "1"),  // missing
+      "zz_1_s_zz_1_e": .init(frameCount: 1, version: "1"),  // unknown to the priority list
+      toTalking.rawValue: .init(frameCount: 0, version: "1"),  // absurd frame count
     ])
     #expect(
       plan.animations.map(\.rawValue) == [
@@ -253,7 +255,8 @@ struct BaseFrameStoreTests {
     #expect(plan.rejectedNames == [toTalking.rawValue])
     // A changed frame count is stale too.
     #expect(
-      store.plan(for: ["idle_1_s_idle_1_e": .init(frames: 2, version: "3")]).animations.count == 1)
+      store.plan(for: ["idle_1_s_idle_1_e": .init(frameCount: 2, version: "3")]).animations.count
+        == 1)
   }
 
   @Test("the protocol's manifest plans the same way; a missing version trusts an unversioned copy")
@@ -271,7 +274,7 @@ struct BaseFrameStoreTests {
     ])
     #expect(plan.animations == [.idleForward, .idleBack])
     #expect(plan.rejectedNames == [toTalking.rawValue])
-    #expect(store.cachedEntry(hi) == .init(frames: 1, version: ""))
+    #expect(store.cachedEntry(hi) == .init(frameCount: 1, version: nil))
     #expect(
       store.plan(for: [hi: BaseAnimationInfo(frameCount: 1, version: "7")]).animations == [hi])
   }

@@ -86,7 +86,7 @@ struct ClientDownloadTests {
   func failingNewVersionKeepsOld() async throws {
     let root = Self.temporaryRoot()
     let first = try await Self.backend { _ in }
-    var cached: BaseFrameStore.ManifestEntry?
+    var cached: BaseAnimationInfo?
     do {
       let client = try Self.client(port: first.port, cacheRoot: root)
       await client.connect()
