@@ -24,21 +24,14 @@ extension WebGPUBackend {
     guard let surface = made else {
       throw PngineError(.surfaceFailed, text(message), location: .init(call: "surface"))
     }
-    var formats = [WGPUTextureFormat](repeating: WGPUTextureFormat_Undefined, count: 64)
-    var alphas = [WGPUCompositeAlphaMode](repeating: WGPUCompositeAlphaMode_Auto, count: 8)
-    var formatCount = formats.count
-    var alphaCount = alphas.count
-    var usages = WGPUTextureUsage(0)
-    let status = pg_surface_capabilities(
-      gpu, surface, &formats, &formatCount, &alphas, &alphaCount, &usages)
-    guard status == 0, let format = SurfaceFormatChoice.format(from: Array(formats[..<formatCount]))
-    else {
+    let offered = capabilities(gpu, surface)
+    guard let offered, let format = SurfaceFormatChoice.format(from: offered.formats) else {
       pg_surface_release(gpu, surface)
       throw PngineError(
         .surfaceFailed, "the surface offers no format for this adapter",
         location: .init(call: "surface"))
     }
-    return (surface, format, Array(alphas[..<alphaCount]), usages)
+    return (surface, format, offered.alphas, offered.usages)
   }
 
   // MARK: Presenting (a surface)
@@ -62,21 +55,31 @@ extension WebGPUBackend {
     return (frameTexture, frameView)
   }
 
+  /// What `surface` offers this context's adapter: its formats (in its order of preference),
+  /// alpha modes and texture usages; nil when wgpu cannot say (the window or layer is gone).
+  static func capabilities(_ gpu: OpaquePointer, _ surface: WGPUSurface) -> (
+    formats: [WGPUTextureFormat], alphas: [WGPUCompositeAlphaMode], usages: WGPUTextureUsage
+  )? {
+    var formats = [WGPUTextureFormat](repeating: WGPUTextureFormat_Undefined, count: 64)
+    var alphas = [WGPUCompositeAlphaMode](repeating: WGPUCompositeAlphaMode_Auto, count: 8)
+    var formatCount = formats.count
+    var alphaCount = alphas.count
+    var usages = WGPUTextureUsage(0)
+    guard
+      pg_surface_capabilities(gpu, surface, &formats, &formatCount, &alphas, &alphaCount, &usages)
+        == 0
+    else { return nil }
+    return (Array(formats[..<formatCount]), Array(alphas[..<alphaCount]), usages)
+  }
+
   /// Configures the surface at the current size, after asking whether it still can be: a
   /// rejected configuration is fatal in wgpu-native (a panic, not an error scope), so a
   /// surface whose window is gone (the adapter no longer supports it, or its format is no
   /// longer offered) is a ``PngineError/Code/surfaceFailed`` instead.
   func configureSurface(_ at: PngineError.Location) throws(PngineError) {
     guard let surface else { return }
-    var formats = [WGPUTextureFormat](repeating: WGPUTextureFormat_Undefined, count: 64)
-    var alphas = [WGPUCompositeAlphaMode](repeating: WGPUCompositeAlphaMode_Auto, count: 8)
-    var formatCount = formats.count
-    var alphaCount = alphas.count
-    var usages = WGPUTextureUsage(0)
-    let status = pg_surface_capabilities(
-      gpu, surface, &formats, &formatCount, &alphas, &alphaCount, &usages)
-    guard status == 0, formats[..<formatCount].contains(canvasFormat),
-      usages & surfaceUsage == surfaceUsage
+    guard let offered = Self.capabilities(gpu, surface), offered.formats.contains(canvasFormat),
+      offered.usages & surfaceUsage == surfaceUsage
     else {
       try checkLost(at)
       throw PngineError(
