@@ -94,11 +94,19 @@ public final class SocketIOServerSocket: Sendable {
     session.finishWriting()
   }
 
-  /// Disconnects the client from the namespace (a DISCONNECT packet) and closes its
-  /// transport once everything queued before is written.
-  public func disconnect() {
+  /// Disconnects the client from the namespace (a DISCONNECT packet, after everything queued
+  /// before it). The client closes the transport when it reads the packet, as python-socketio's
+  /// server expects; one that has not closed it after `grace` has it closed. Closing at once
+  /// raced the packet: python-socketio's client handles messages in tasks of their own, so it
+  /// could see the close first and report a transport error instead of the server's
+  /// disconnect.
+  public func disconnect(grace: Duration = .seconds(1)) {
     session.send(SocketIOPacket.disconnect(namespace: namespace).frames)
-    session.finishWriting()
+    let session = session
+    Task {
+      try? await Task.sleep(for: grace)
+      session.finishWriting()
+    }
   }
 
   func deliver(_ event: SocketIOEvent) { eventsContinuation.yield(event) }
