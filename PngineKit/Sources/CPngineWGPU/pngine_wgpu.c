@@ -118,12 +118,17 @@ static void on_uncaptured(WGPUDevice const *device, WGPUErrorType type, WGPUStri
 // work to finish), then polls that block until the queue's work is done (a mapping does).
 static int is_done(pg_wait *w) { return atomic_load_explicit(&w->done, memory_order_acquire); }
 
-static void spin(pg_gpu *gpu, pg_wait *w) {
+static void spin_until(pg_gpu *gpu, pg_wait *w, int may_block) {
   for (int i = 0; i < PG_MAX_SPINS && !is_done(w); i++) {
     wgpuInstanceProcessEvents(gpu->instance);
-    if (!is_done(w) && gpu->device) wgpuDevicePoll(gpu->device, i >= 4, NULL);
+    if (!is_done(w) && gpu->device) wgpuDevicePoll(gpu->device, may_block && i >= 4, NULL);
   }
 }
+
+// A mapping waits for the GPU (blocking polls after a few tries). An error scope's answer is
+// known on the CPU when it is popped, so its wait never blocks: a blocking poll there waited
+// for the whole queue (the previous frames' GPU work), the 2-3 ms tail of the frame's submit.
+static void spin(pg_gpu *gpu, pg_wait *w) { spin_until(gpu, w, 1); }
 
 // The adapter and the device, on an instance already made; 0 on success, else a message in
 // `err` (the caller frees `gpu`). No surface is named: the device serves every surface later
@@ -340,7 +345,7 @@ static int pop_one(pg_gpu *gpu, char *out, size_t cap) {
   info.callback = on_pop;
   info.userdata1 = w;
   wgpuDevicePopErrorScope(gpu->device, info);
-  spin(gpu, w);
+  spin_until(gpu, w, 0);
   int type;
   if (is_done(w)) {
     type = w->type;
