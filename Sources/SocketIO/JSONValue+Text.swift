@@ -7,7 +7,7 @@ extension JSONValue {
   ///   JSON value or nests deeper than `maximumNestingDepth`.
   public init(parsing text: String, maximumNestingDepth: Int = 64) throws(SocketIOError) {
     self = try withUTF8Bytes(of: text) { (bytes) throws(SocketIOError) -> JSONValue in
-      try JSONReader.parseDocument(bytes[...], maximumDepth: maximumNestingDepth, baseOffset: 0)
+      try JSONReader.socketIODocument(bytes[...], maximumDepth: maximumNestingDepth, baseOffset: 0)
     }
   }
 
@@ -18,5 +18,31 @@ extension JSONValue {
     var writer = JSONWriter()
     writer.write(self)
     return String(decoding: writer.bytes, as: UTF8.self)
+  }
+}
+
+/// Runs `body` on the UTF-8 bytes of `text` (made contiguous if needed), keeping the typed
+/// error that `String.withUTF8` would erase.
+func withUTF8Bytes<R>(
+  of text: String, _ body: (UnsafeBufferPointer<UInt8>) throws(SocketIOError) -> R
+) throws(SocketIOError) -> R {
+  var text = text
+  let result = text.withUTF8 { bytes in
+    Result { () throws(SocketIOError) -> R in try body(bytes) }
+  }
+  return try result.get()
+}
+
+extension JSONReader {
+  /// ``JSONReader/parseDocument(_:maximumDepth:baseOffset:)`` with its error as Socket.IO's
+  /// (`malformedJSON`, same message and offset).
+  static func socketIODocument(
+    _ slice: Slice<UnsafeBufferPointer<UInt8>>, maximumDepth: Int, baseOffset: Int
+  ) throws(SocketIOError) -> JSONValue {
+    do {
+      return try parseDocument(slice, maximumDepth: maximumDepth, baseOffset: baseOffset)
+    } catch {
+      throw SocketIOError(.malformedJSON, error.message, offset: error.offset)
+    }
   }
 }

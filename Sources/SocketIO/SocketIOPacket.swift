@@ -340,7 +340,7 @@ extension SocketIOPacket {
 
     var payload: JSONValue?
     if index < bytes.count {
-      payload = try JSONReader.parseDocument(
+      payload = try JSONReader.socketIODocument(
         bytes[index...], maximumDepth: limits.maximumNestingDepth, baseOffset: index)
     }
     let packet = SocketIOPacket(kind: kind, namespace: namespace, ackID: ackID, payload: payload)

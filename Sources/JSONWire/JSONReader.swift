@@ -8,10 +8,10 @@
 
 /// A strict, allocation-light JSON reader over UTF-8 bytes (RFC 8259), with a nesting limit.
 ///
-/// Written by hand rather than with Foundation so that the SocketIO module stays free of
+/// Written by hand rather than with Foundation so that the wire's modules stay free of
 /// Foundation, so that strings without escapes (the long base64 images) are copied once, and
-/// so that every failure is a ``SocketIOError`` with the byte offset of the problem.
-struct JSONReader {
+/// so that every failure is a ``JSONWireError`` with the byte offset of the problem.
+package struct JSONReader {
   private let bytes: UnsafeBufferPointer<UInt8>
   private var index: Int
   private let end: Int
@@ -20,9 +20,9 @@ struct JSONReader {
 
   /// Parses exactly one JSON value filling `slice` (surrounding whitespace allowed).
   /// `baseOffset` is added to the offsets reported in errors.
-  static func parseDocument(
+  package static func parseDocument(
     _ slice: Slice<UnsafeBufferPointer<UInt8>>, maximumDepth: Int, baseOffset: Int
-  ) throws(SocketIOError) -> JSONValue {
+  ) throws(JSONWireError) -> JSONValue {
     var reader = JSONReader(
       bytes: slice.base, index: slice.startIndex, end: slice.endIndex,
       maximumDepth: maximumDepth, baseOffset: baseOffset - slice.startIndex)
@@ -32,8 +32,8 @@ struct JSONReader {
     return value
   }
 
-  private func error(_ message: String) -> SocketIOError {
-    SocketIOError(.malformedJSON, message, offset: baseOffset + index)
+  private func error(_ message: String) -> JSONWireError {
+    JSONWireError(message, offset: baseOffset + index)
   }
 
   private mutating func skipWhitespace() {
@@ -45,7 +45,7 @@ struct JSONReader {
     }
   }
 
-  private mutating func parseValue(depth: Int) throws(SocketIOError) -> JSONValue {
+  private mutating func parseValue(depth: Int) throws(JSONWireError) -> JSONValue {
     skipWhitespace()
     guard index < end else { throw error("unexpected end of JSON") }
     switch bytes[index] {
@@ -68,7 +68,7 @@ struct JSONReader {
     }
   }
 
-  private mutating func expectLiteral(_ literal: StaticString) throws(SocketIOError) {
+  private mutating func expectLiteral(_ literal: StaticString) throws(JSONWireError) {
     let count = literal.utf8CodeUnitCount
     guard end - index >= count else { throw error("truncated literal") }
     let matches = literal.withUTF8Buffer { expected in
@@ -83,7 +83,7 @@ struct JSONReader {
     index += count
   }
 
-  private mutating func parseObject(depth: Int) throws(SocketIOError) -> JSONValue {
+  private mutating func parseObject(depth: Int) throws(JSONWireError) -> JSONValue {
     guard depth <= maximumDepth else { throw error("JSON nests deeper than \(maximumDepth)") }
     index += 1  // {
     var members: [String: JSONValue] = [:]
@@ -116,7 +116,7 @@ struct JSONReader {
     }
   }
 
-  private mutating func parseArray(depth: Int) throws(SocketIOError) -> JSONValue {
+  private mutating func parseArray(depth: Int) throws(JSONWireError) -> JSONValue {
     guard depth <= maximumDepth else { throw error("JSON nests deeper than \(maximumDepth)") }
     index += 1  // [
     var elements: [JSONValue] = []
@@ -140,7 +140,7 @@ struct JSONReader {
     }
   }
 
-  private mutating func parseString() throws(SocketIOError) -> String {
+  private mutating func parseString() throws(JSONWireError) -> String {
     index += 1  // opening quote
     let start = index
     // Long strings (base64 images): find the closing quote with the C library's vectorised
@@ -240,7 +240,7 @@ struct JSONReader {
     return false
   }
 
-  private mutating func readHex4() throws(SocketIOError) -> UInt32 {
+  private mutating func readHex4() throws(JSONWireError) -> UInt32 {
     guard end - index >= 4 else { throw error("truncated \\u escape") }
     var value: UInt32 = 0
     for _ in 0..<4 {
@@ -260,7 +260,7 @@ struct JSONReader {
 
   /// Appends the scalar of a `\uXXXX` escape (a surrogate pair when one follows), writing
   /// U+FFFD for a lone surrogate, as JSON allows such strings but Swift strings cannot hold them.
-  private mutating func appendUnicodeEscape(to buffer: inout [UInt8]) throws(SocketIOError) {
+  private mutating func appendUnicodeEscape(to buffer: inout [UInt8]) throws(JSONWireError) {
     var scalarValue = try readHex4()
     if (0xD800...0xDBFF).contains(scalarValue) {
       if end - index >= 6, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
@@ -284,7 +284,7 @@ struct JSONReader {
     buffer.append(contentsOf: UTF8.encode(scalar)!)
   }
 
-  private mutating func parseNumber() throws(SocketIOError) -> Double {
+  private mutating func parseNumber() throws(JSONWireError) -> Double {
     let start = index
     if bytes[index] == UInt8(ascii: "-") { index += 1 }
     guard index < end else { throw error("truncated number") }
@@ -337,15 +337,15 @@ struct JSONReader {
 
 /// A compact JSON writer with sorted object keys. Binary values become Socket.IO placeholders
 /// and are collected in ``attachments``, in document order.
-struct JSONWriter {
+package struct JSONWriter {
   /// The UTF-8 text written so far.
-  var bytes: [UInt8] = []
+  package var bytes: [UInt8] = []
   /// The binary values met so far, in placeholder order.
-  var attachments: [[UInt8]] = []
+  package var attachments: [[UInt8]] = []
 
-  init() {}
+  package init() {}
 
-  mutating func write(_ value: JSONValue) {
+  package mutating func write(_ value: JSONValue) {
     switch value {
     case .null: append("null")
     case .bool(let flag): append(flag ? "true" : "false")
@@ -428,16 +428,4 @@ struct JSONWriter {
     }
   }
 
-}
-
-/// Runs `body` on the UTF-8 bytes of `text` (made contiguous if needed), keeping the typed
-/// error that `String.withUTF8` would erase.
-func withUTF8Bytes<R>(
-  of text: String, _ body: (UnsafeBufferPointer<UInt8>) throws(SocketIOError) -> R
-) throws(SocketIOError) -> R {
-  var text = text
-  let result = text.withUTF8 { bytes in
-    Result { () throws(SocketIOError) -> R in try body(bytes) }
-  }
-  return try result.get()
 }
