@@ -395,12 +395,11 @@ public final class LIVAPlayer: Sendable {
 
   private func render(_ frame: DrawnFrame, at time: Double) {
     // The session's first frame need not wait a tick for a worker: the kept idle frame is read
-    // inline (nothing is on screen yet to hold instead).
-    let first = !state.withLock { $0.core.hasPresented }
+    // inline (nothing is on screen yet to hold instead). Asked only on a miss.
     guard
-      let base = first
-        ? baseFrames.decodedOrKeptFrame(frame.index, of: frame.animation)
-        : baseFrames.decodedFrame(frame.index, of: frame.animation)
+      let base = baseFrames.decodedFrame(frame.index, of: frame.animation)
+        ?? (state.withLock { $0.core.hasPresented }
+          ? nil : baseFrames.decodedOrKeptFrame(frame.index, of: frame.animation))
     else {
       execute(state.withLock { $0.core.baseFrameMissed(frame, at: time) })
       return

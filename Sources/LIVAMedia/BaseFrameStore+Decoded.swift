@@ -87,10 +87,20 @@ extension BaseFrameStore {
   /// not in memory is nil as with ``decodedFrame(_:of:)``.
   public func decodedOrKeptFrame(_ index: Int, of animation: AnimationName) -> RGBAImage? {
     if let image = decodedFrame(index, of: animation) { return image }
-    guard Self.hasPoster(animation, index),
+    guard
       let (id, directory) = state.withLock({ state in
         state.animations[animation]?.current.map { ($0.id, $0.directory) }
-      }),
+      })
+    else { return nil }
+    return keptFrame(index, of: animation, version: id, in: directory)
+  }
+
+  /// Frame `index` read from its raw copy on disk into memory, when it is the kept frame and
+  /// the copy is whole; nil otherwise (nothing decoded).
+  func keptFrame(
+    _ index: Int, of animation: AnimationName, version id: Int, in directory: String
+  ) -> RGBAImage? {
+    guard Self.hasPoster(animation, index),
       let image = Self.readPoster(posterURL(animation, directory))
     else { return nil }
     _ = decoded.insert(image, for: Self.key(animation, id, index), message: id)

@@ -308,12 +308,10 @@ public final class BaseFrameStore: Sendable {
       state.withLock { $0.statistics.memoryHits += 1 }
       return image
     }
-    let poster = Self.hasPoster(animation, index) ? posterURL(animation, entry.directory) : nil
-    if let poster, let image = Self.readPoster(poster) {
-      _ = decoded.insert(image, for: key, message: entry.id)
-      state.withLock { $0.statistics.diskLoads += 1 }
+    if let image = keptFrame(index, of: animation, version: entry.id, in: entry.directory) {
       return image
     }
+    let poster = Self.hasPoster(animation, index) ? posterURL(animation, entry.directory) : nil
     let url = frameURL(animation, entry.directory, index)
     guard let data = try? Data(contentsOf: url) else {
       throw LIVAMediaError(.ioFailure, "cannot read frame \(index)", source: url.path)

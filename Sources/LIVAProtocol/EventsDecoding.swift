@@ -89,8 +89,7 @@ struct EventReader {
     -> String?
   {
     lenient(member) { (value) throws(LIVAProtocolError) -> String in
-      if let text = value.decimalText { return text }
-      return try string(value, at: Self.join(parent, key))
+      try text(value, at: Self.join(parent, key))
     }
   }
 

@@ -22,7 +22,6 @@ public final class PngineDevice: @unchecked Sendable {
   let context: OpaquePointer
   let device: WGPUDevice
   let queue: WGPUQueue
-  let instance: WGPUInstance
   private let lock = Mutex(())
   /// The adapter, e.g. `llvmpipe (LLVM 15.0.7, 256 bits) (Vulkan)`.
   public let adapterName: String
@@ -38,7 +37,6 @@ public final class PngineDevice: @unchecked Sendable {
     context = made
     device = pg_gpu_device(made)
     queue = pg_gpu_queue(made)
-    instance = pg_gpu_instance(made)
     pg_gpu_adapter_name(made, &message, message.count)
     adapterName = text(message)
   }
