@@ -1,4 +1,6 @@
-/// A few pixel buffers reused round-robin for the frames handed to a ``RenderSurface``.
+/// A few pixel buffers reused round-robin for the frames handed to a ``RenderSurface``, one
+/// more than the surface's ``RenderSurface/retainedFrames``; none for a surface that holds no
+/// frame (it is handed the compositor's own buffer: ``passesThrough``).
 ///
 /// **Ownership rule.** A ``RenderedFrame``'s `pixels` stay valid and unchanged for as long as
 /// the surface holds the frame (Swift arrays are copy-on-write: the pool never writes into a
@@ -6,17 +8,23 @@
 /// pool then refills that buffer in place, without allocating. Holding more than
 /// ``slots`` − 1 frames makes each new frame allocate, which ``allocations`` counts.
 struct FramePool {
-  /// How many buffers rotate (3: one on screen, one being handed over, one being filled).
+  /// How many buffers rotate (3 for a surface retaining 2 frames: one on screen, one being
+  /// handed over, one being filled); 0 when the surface retains none.
   let slots: Int
   private var buffers: [[UInt8]]
   private var next = 0
   /// Buffers allocated since creation (the first fill of each slot included).
   private(set) var allocations = 0
 
-  init(slots: Int = 3) {
-    self.slots = max(2, slots)
-    buffers = Array(repeating: [], count: self.slots)
+  /// A pool for a surface that may hold `retainedFrames` frames when the next comes.
+  init(retainedFrames: Int = 2) {
+    slots = retainedFrames <= 0 ? 0 : retainedFrames + 1
+    buffers = Array(repeating: [], count: slots)
   }
+
+  /// Whether the surface gets the compositor's own buffer (it holds no frame): no copy, no
+  /// spare buffer. Should it hold one after all, the compositor's next write copies first.
+  var passesThrough: Bool { slots == 0 }
 
   /// Lets go of the pool's buffers (memory pressure): those no frame holds are freed; the
   /// next frames allocate again.

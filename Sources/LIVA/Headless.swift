@@ -176,8 +176,17 @@ public final class HeadlessAudioOutput: AudioOutput {
 public final class CallbackSurface: RenderSurface {
   private let onFrame: @Sendable (RenderedFrame) -> Void
 
+  /// How many frames `onFrame` may still hold when the next one comes (see
+  /// ``RenderSurface/retainedFrames``).
+  public let retainedFrames: Int
+
   /// Creates a surface calling `onFrame` for every presented frame, on the display thread.
-  public init(_ onFrame: @escaping @Sendable (RenderedFrame) -> Void) { self.onFrame = onFrame }
+  /// `retaining`: how many of the frames it was given `onFrame` may keep at a time (0: it
+  /// keeps none; the default 2 holds the latest two).
+  public init(retaining: Int = 2, _ onFrame: @escaping @Sendable (RenderedFrame) -> Void) {
+    self.retainedFrames = max(0, retaining)
+    self.onFrame = onFrame
+  }
 
   /// Passes the frame on.
   public func present(_ frame: RenderedFrame) { onFrame(frame) }

@@ -35,6 +35,11 @@ public final class LIVAPlayer: Sendable {
     public var ingest = IngestPipeline.Configuration()
     /// Bytes of decoded overlay images kept.
     public var overlayByteLimit = 64 << 20
+    /// Of those, bytes of overlay images already played and claimed by no queued message,
+    /// kept in case a later message uses the same sprite (default 4 MiB: about one message's
+    /// mouths at 1280×768). Beyond it the least recently used are let go; a later message
+    /// that needs one decodes it again.
+    public var playedOverlayByteLimit = 4 << 20
     /// Validation limits for incoming events.
     public var eventLimits = LIVAEventLimits.default
     /// Bytes of decoded base frames to plan the window ahead with (see ``windowFrames``); the
@@ -77,6 +82,8 @@ public final class LIVAPlayer: Sendable {
   private let logger: Logger
   private let observer: (@Sendable (EngineAction) -> Void)?
   private let decodeScheduler: any DecodeScheduler
+  /// This player's window of decoded base frames in the store.
+  private let prefetcher: BaseFramePrefetcher
 
   /// Creates a player drawing `baseFrames` and received overlays into `surface`, playing
   /// chunk audio on `audio`.
@@ -108,12 +115,16 @@ public final class LIVAPlayer: Sendable {
           expectedTickRate: configuration.expectedTickRate),
         started: createdAt))
     self.state = state
-    self.compositor = Locked((nil, FramePool()))
-    self.overlays = OverlayImageStore(byteLimit: configuration.overlayByteLimit) { keys in
+    self.compositor = Locked((nil, FramePool(retainedFrames: surface.retainedFrames)))
+    self.overlays = OverlayImageStore(
+      byteLimit: configuration.overlayByteLimit,
+      playedByteLimit: configuration.playedOverlayByteLimit
+    ) { keys in
       state.withLock { $0.core.imagesRemoved(keys) }
     }
     self.ingest = Locked(nil)
     self.decodeScheduler = decodeScheduler ?? ConcurrentDecodeScheduler()
+    self.prefetcher = BaseFramePrefetcher(store: baseFrames, scheduler: self.decodeScheduler)
     let pipeline = IngestPipeline(
       store: overlays, configuration: configuration.ingest, scheduler: decodeScheduler
     ) { [state, logger] event in
@@ -186,7 +197,7 @@ public final class LIVAPlayer: Sendable {
   /// Asks the base-frame store for the current window (on its worker).
   private func updateWindow() {
     let window = windowFrames
-    baseFrames.prefetch(window.map { ($0.animation, $0.index) }, scheduler: decodeScheduler)
+    prefetcher.request(window.map { ($0.animation, $0.index) })
   }
 
   /// Handles one decoded LIVA event (speech, images, requests). Base-animation download
@@ -424,7 +435,9 @@ public final class LIVAPlayer: Sendable {
       let compositor = drawing.compositor!
       compositor.render(
         base: base, baseKey: "\(frame.animation)#\(frame.index)", overlays: placed)
-      let pixels = compositor.withFrame { drawing.pool.take(copying: $0) }
+      let pixels =
+        drawing.pool.passesThrough
+        ? compositor.frame.pixels : compositor.withFrame { drawing.pool.take(copying: $0) }
       return (pixels, width, height)
     }
     let position = frame.chunk.flatMap { chunk in

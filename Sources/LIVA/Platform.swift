@@ -74,4 +74,19 @@ public struct RenderedFrame: Sendable {
 public protocol RenderSurface: AnyObject, Sendable {
   /// Shows (or records) a new frame. Called on the display link's thread; must not block.
   func present(_ frame: RenderedFrame)
+
+  /// How many presented frames the surface may still hold (keeps a reference to their
+  /// `pixels`) when ``present(_:)`` is next called. The player keeps that many spare pixel
+  /// buffers, so that it never writes into a frame the surface holds and never allocates per
+  /// frame: 0 (the surface copies or converts the pixels before `present` returns) needs no
+  /// spare buffer at all. The default, 2, suits a surface that shows one frame while handing
+  /// the next to another thread. Holding more than declared stays correct (the pixels are
+  /// copy-on-write) but costs an allocation per frame, which
+  /// ``LIVAPlayer/framePoolAllocations`` counts.
+  var retainedFrames: Int { get }
+}
+
+extension RenderSurface {
+  /// 2: one frame on screen and one on its way there.
+  public var retainedFrames: Int { 2 }
 }

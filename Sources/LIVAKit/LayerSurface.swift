@@ -19,6 +19,10 @@
     /// Frames replaced by a newer one before the main thread showed them.
     public var framesReplaced: Int { lock.withLock { mailbox.replaced } }
 
+    /// 0: each frame's pixels are copied into an image before ``present(_:)`` returns, so the
+    /// player hands over its compositor's own buffer and keeps no spare one.
+    public var retainedFrames: Int { 0 }
+
     /// A surface drawing into `layer` (the view's backing layer).
     public init(layer: CALayer) { self.layer = layer }
 

@@ -128,15 +128,20 @@ extension BaseFrameStore {
     for index in range { _ = try frame(index, of: animation) }
   }
 
-  /// Brings a window of frames into memory on a worker of `scheduler`, most urgent first, and
-  /// then marks them recently used (the most urgent last), so that the byte-bounded memory
-  /// (``memoryByteLimit``) lets go of frames behind the playhead, never of the window ahead.
-  /// A window larger than the memory is cut where it stops fitting: its less urgent end is not
-  /// decoded rather than pushing out its more urgent start.
-  /// A new call replaces whatever the previous one had not reached yet. Returns at once.
+  /// Brings a window of frames into memory on a worker of `scheduler`, as the store's own
+  /// ``BaseFramePrefetcher`` (a player has one of its own): see
+  /// ``BaseFramePrefetcher/request(_:)``. Returns at once.
   public func prefetch(_ frames: [(AnimationName, Int)], scheduler: any DecodeScheduler) {
+    request(frames, owner: 0, scheduler: scheduler)
+  }
+
+  /// Whether no prefetch is pending or running.
+  public var isPrefetchIdle: Bool { prefetching.withLock { !$0.running && $0.pending.isEmpty } }
+
+  /// Sets `owner`'s window and starts a worker unless one is running.
+  func request(_ frames: [(AnimationName, Int)], owner: Int, scheduler: any DecodeScheduler) {
     let start = prefetching.withLock { work -> Bool in
-      work.pending = frames
+      work.pending[owner] = frames
       guard !work.running else { return false }
       work.running = true
       return true
@@ -144,20 +149,30 @@ extension BaseFrameStore {
     if start { scheduler.schedule { self.drainPrefetch() } }
   }
 
-  /// Whether no prefetch is pending or running.
-  public var isPrefetchIdle: Bool { prefetching.withLock { !$0.running && $0.pending.isEmpty } }
+  /// Forgets `owner`'s window: its frames stay only while another window holds them.
+  func endWindow(owner: Int) {
+    prefetching.withLock { work in
+      work.pending[owner] = nil
+      work.windows[owner] = nil
+    }
+  }
 
   func drainPrefetch() {
     while true {
-      let window = prefetching.withLock { work -> [(AnimationName, Int)]? in
-        guard !work.pending.isEmpty else {
+      let next = prefetching.withLock {
+        work -> (Int, [(AnimationName, Int)], keep: [(AnimationName, Int)])? in
+        guard let owner = work.pending.keys.min(),
+          let window = work.pending.removeValue(forKey: owner)
+        else {
           work.running = false
           return nil
         }
-        defer { work.pending = [] }
-        return work.pending
+        work.windows[owner] = window
+        return (owner, window, work.windows.values.flatMap { $0 })
       }
-      guard let window else { return }
+      guard let (owner, window, keep) = next else { return }
+      // What no window holds any more goes first: memory holds the windows and no more.
+      purgeMemory(keeping: keep)
       // Bytes of this window in memory so far, and the size of one frame once known: what
       // would not fit is not decoded (it would push out the window's own, more urgent frames).
       var bytes = 0
@@ -173,8 +188,8 @@ extension BaseFrameStore {
           bytes += image.byteCount
           frameSize = max(frameSize, image.byteCount)
         }
-        // A newer window replaces this one: go on with it at once.
-        if prefetching.withLock({ !$0.pending.isEmpty }) { break }
+        // A newer window of the same owner replaces this one: go on with it at once.
+        if prefetching.withLock({ $0.pending[owner] != nil }) { break }
       }
       for (name, index) in window.reversed() { _ = decodedFrame(index, of: name) }
     }

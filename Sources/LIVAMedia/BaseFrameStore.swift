@@ -146,9 +146,8 @@ public final class BaseFrameStore: Sendable {
   let codec: any ImageCodec
   let decoded: OverlayImageStore
   let state = Locked(State())
-  /// Frames asked for by ``prefetch(_:scheduler:)`` and not brought in yet, most urgent first,
-  /// and whether a worker is bringing them in.
-  let prefetching = Locked((pending: [(AnimationName, Int)](), running: false))
+  /// The prefetchers' windows (see ``BaseFramePrefetcher``).
+  let prefetching = Locked(PrefetchWindows())
 
   /// Opens (creating if needed) the cache at `root`: indexes complete animations, deletes
   /// incomplete downloads and leftover temporary files.

@@ -46,12 +46,20 @@ public final class OverlayImageStore: Sendable {
   /// The most bytes of pixels held at once.
   public let byteLimit: Int
 
+  /// The most bytes of pixels held of images every user has played and no one claimed since
+  /// (kept for reuse, as a content-addressed sprite comes back in later messages); the oldest
+  /// go first beyond it.
+  public let playedByteLimit: Int
+
   private struct Entry {
     var key: String
     var image: RGBAImage
     /// Messages that use the image; `unowned` ones are only evicted by LRU or purge.
     var owners: Set<Int>
     var unowned: Bool
+    /// Every message that used the image has played it (``release(_:message:)``) and none
+    /// claimed it since: it is kept only for reuse, within ``playedByteLimit``.
+    var played = false
     /// Neighbours in the recency list, as slot numbers (-1: none).
     var newer = -1
     var older = -1
@@ -82,6 +90,7 @@ public final class OverlayImageStore: Sendable {
     mutating func addOwner(_ message: Int?, slot: Int) {
       if let message {
         slots[slot]!.owners.insert(message)
+        slots[slot]!.played = false
         keysByMessage[message, default: []].insert(slots[slot]!.key)
       } else {
         slots[slot]!.unowned = true
@@ -158,8 +167,14 @@ public final class OverlayImageStore: Sendable {
   /// - Parameter onRemove: called with the keys of images that were removed (by LRU eviction,
   ///   ``evict(message:)`` or ``purge()``), on the thread that caused the removal, after the
   ///   store's lock is released. Never called from ``image(for:)`` or ``isReady(_:)``.
-  public init(byteLimit: Int = 64 << 20, onRemove: (@Sendable ([String]) -> Void)? = nil) {
+  /// - Parameter playedByteLimit: bytes of played images kept for reuse (see
+  ///   ``playedByteLimit``); nil: up to `byteLimit`.
+  public init(
+    byteLimit: Int = 64 << 20, playedByteLimit: Int? = nil,
+    onRemove: (@Sendable ([String]) -> Void)? = nil
+  ) {
     self.byteLimit = byteLimit
+    self.playedByteLimit = min(byteLimit, max(0, playedByteLimit ?? byteLimit))
     self.onRemove = onRemove
   }
 
@@ -359,14 +374,37 @@ public final class OverlayImageStore: Sendable {
   /// Forgets `message` as a user of `keys` (a chunk played to its end): an image no message
   /// uses any more stays until the byte limit or a purge needs its room, and goes before any
   /// image a message still uses.
+  /// Played images beyond ``playedByteLimit`` are removed, the least recently used first.
   public func release(_ keys: some Sequence<String>, message: Int) {
-    state.withLock { state in
+    mutate { state in
       for key in keys {
         guard let slot = state.slotOfKey[key] else { continue }
         state.slots[slot]!.owners.remove(message)
+        if state.slots[slot]!.owners.isEmpty { state.slots[slot]!.played = true }
         state.keysByMessage[message]?.remove(key)
       }
       if state.keysByMessage[message]?.isEmpty == true { state.keysByMessage[message] = nil }
+      trimPlayed(&state)
+    }
+  }
+
+  /// Removes the least recently used played images until those left fit ``playedByteLimit``.
+  private func trimPlayed(_ state: inout State) {
+    var bytes = 0
+    var slot = state.oldest
+    while slot >= 0, let entry = state.slots[slot] {
+      if entry.played && entry.owners.isEmpty { bytes += entry.image.byteCount }
+      slot = entry.newer
+    }
+    slot = state.oldest
+    while bytes > playedByteLimit, slot >= 0, let entry = state.slots[slot] {
+      let newer = entry.newer
+      if entry.played && entry.owners.isEmpty {
+        bytes -= entry.image.byteCount
+        state.remove(entry.key)
+        state.statistics.evictions += 1
+      }
+      slot = newer
     }
   }
 

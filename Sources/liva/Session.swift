@@ -52,6 +52,7 @@ final class SamplingDisplayLink: DisplayLink {
 
 /// A surface that shows nothing (the warm-up connection).
 final class NullSurface: RenderSurface {
+  var retainedFrames: Int { 0 }
   func present(_ frame: RenderedFrame) {}
 }
 

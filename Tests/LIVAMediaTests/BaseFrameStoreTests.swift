@@ -395,4 +395,46 @@ struct BaseFrameStoreTests {
       [(.idleForward, 0), (.idleForward, 1), (.idleForward, 2)], scheduler: InlineDecodeScheduler())
     #expect((0...2).allSatisfy { store.decodedFrame($0, of: .idleForward) != nil })
   }
+
+  @Test("a prefetch lets go of the frames that left its window first: memory holds the window")
+  func prefetchKeepsOnlyTheWindow() throws {
+    let root = try TestSupport.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: root) }
+    let frameBytes = 32 * 20 * 4
+    let store = try BaseFrameStore(root: root, memoryByteLimit: frameBytes * 8)
+    try download(store, .idleForward, frames(8))
+    store.prefetch((0..<4).map { (.idleForward, $0) }, scheduler: InlineDecodeScheduler())
+    #expect(store.statistics.memoryBytes == frameBytes * 4)
+    // The playhead moved on by two frames: 0 and 1 are behind it and go, though they fit.
+    let held = try #require(store.decodedFrame(1, of: .idleForward))
+    store.prefetch((2..<6).map { (.idleForward, $0) }, scheduler: InlineDecodeScheduler())
+    #expect(store.statistics.memoryBytes == frameBytes * 4)
+    #expect(store.decodedFrame(0, of: .idleForward) == nil)
+    #expect(store.decodedFrame(1, of: .idleForward) == nil)
+    #expect((2..<6).allSatisfy { store.decodedFrame($0, of: .idleForward) != nil })
+    // A frame a reader still holds stays valid in its hands.
+    #expect(held == frames(8)[1])
+  }
+
+  @Test(
+    "two prefetchers on one store keep each other's windows; a prefetcher gone, its window goes")
+  func prefetchersShareAStore() throws {
+    let root = try TestSupport.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: root) }
+    let frameBytes = 32 * 20 * 4
+    let store = try BaseFrameStore(root: root, memoryByteLimit: frameBytes * 8)
+    try download(store, .idleForward, frames(8))
+    let first = BaseFramePrefetcher(store: store, scheduler: InlineDecodeScheduler())
+    var second: BaseFramePrefetcher? = BaseFramePrefetcher(
+      store: store, scheduler: InlineDecodeScheduler())
+    first.request((0..<3).map { (.idleForward, $0) })
+    second?.request((4..<7).map { (.idleForward, $0) })
+    first.request((1..<4).map { (.idleForward, $0) })  // frame 0 left the first window only
+    #expect(store.decodedFrame(0, of: .idleForward) == nil)
+    #expect((1..<7).allSatisfy { store.decodedFrame($0, of: .idleForward) != nil })
+    second = nil
+    first.request((1..<4).map { (.idleForward, $0) })
+    #expect((4..<7).allSatisfy { store.decodedFrame($0, of: .idleForward) == nil })
+    #expect(store.statistics.memoryBytes == frameBytes * 3)
+  }
 }

@@ -214,4 +214,33 @@ struct OverlayImageClaimTests {
     store.insert(image, for: "newer", message: 2)
     #expect(!store.isReady("claimed") && store.isReady("claimed-old"))
   }
+
+  @Test(
+    "played images are kept for reuse within their own limit, oldest first out; fresh unclaimed ones and claimed ones stay"
+  )
+  func playedLimit() {
+    let image = RGBAImage(width: 10, height: 10, fill: RGBA(1, 2, 3))  // 400 bytes
+    let removed = Locked<[String]>([])
+    let store = OverlayImageStore(byteLimit: 10_000, playedByteLimit: 800) { keys in
+      removed.withLock { $0 += keys }
+    }
+    for key in ["a", "b", "c"] { store.insert(image, for: key, message: 1) }
+    store.insert(image, for: "fresh", message: nil)  // decoded ahead, not yet claimed
+    store.insert(image, for: "d", message: 2)
+    store.release(["a", "b"], message: 1)
+    #expect(store.isReady("a") && store.isReady("b"))  // 800 bytes played: within the limit
+    store.release(["c"], message: 1)
+    // 1,200 played: the least recently used of them goes, and the player is told.
+    #expect(!store.isReady("a") && store.isReady("b") && store.isReady("c"))
+    #expect(removed.withLock { $0 } == ["a"])
+    #expect(store.isReady("fresh") && store.isReady("d"))
+    // A played image claimed again is in use: it no longer counts, and is not trimmed.
+    #expect(store.retain("b", message: 3))
+    _ = store.image(for: "c")
+    store.insert(image, for: "e", message: 2)
+    store.release(["d", "e"], message: 2)
+    // Played now: d, c (read since, so more recent) and e; d is the least recently used.
+    #expect(store.isReady("b") && !store.isReady("d") && store.isReady("c") && store.isReady("e"))
+    #expect(store.statistics.bytes == 400 * 4)  // b (claimed), fresh, c and e
+  }
 }

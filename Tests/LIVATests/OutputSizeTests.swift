@@ -38,14 +38,23 @@ struct OutputSizeTests {
     return store
   }
 
-  func run(_ configuration: LIVAPlayer.Configuration, keepAll: Bool = false) throws -> (
-    LIVAPlayer, Kept
-  ) {
+  func run(
+    _ configuration: LIVAPlayer.Configuration, keepAll: Bool = false, keepNone: Bool = false,
+    retaining: Int = 2
+  ) throws -> (LIVAPlayer, Kept) {
     let kept = Kept()
     let player = LIVAPlayer(
       configuration: configuration, baseFrames: try store(), audio: HeadlessAudioOutput(),
-      surface: CallbackSurface { frame in
-        if keepAll { kept.frames.append(frame) } else { kept.last = frame }
+      surface: CallbackSurface(retaining: retaining) { frame in
+        if keepNone {
+          // Checked here, then dropped: what a surface that copies its frames sees.
+          let c = Self.colour(frame.content.index)
+          if Array(frame.pixels.prefix(4)) != [c.r, c.g, c.b, 255] { kept.last = frame }
+        } else if keepAll {
+          kept.frames.append(frame)
+        } else {
+          kept.last = frame
+        }
       })
     let link = VirtualDisplayLink()
     link.start { player.tick(now: $0) }
@@ -83,6 +92,38 @@ struct OutputSizeTests {
     #expect(player.metrics.framesPresented >= 100)
     #expect(player.framePoolAllocations <= 3)
     #expect(kept.last != nil)
+  }
+
+  @Test("a surface that keeps one frame gets two buffers, allocated once each")
+  func poolForOneRetained() throws {
+    let (player, kept) = try run(LIVAPlayer.Configuration(), retaining: 1)
+    #expect(player.metrics.framesPresented >= 100)
+    #expect(player.framePoolAllocations == 2)
+    let frame = try #require(kept.last)
+    let c = Self.colour(frame.content.index)
+    #expect(Array(frame.pixels.prefix(4)) == [c.r, c.g, c.b, 255])
+  }
+
+  @Test("a surface that keeps no frame is handed the compositor's buffer, each frame right")
+  func passThrough() throws {
+    let (player, kept) = try run(LIVAPlayer.Configuration(), keepNone: true, retaining: 0)
+    #expect(player.metrics.framesPresented >= 100)
+    #expect(kept.last == nil)  // no frame showed another frame's colour
+    #expect(player.framePoolAllocations == 0)
+  }
+
+  @Test("a surface that keeps more frames than it declared still gets each frame unchanged")
+  func passThroughHeld() throws {
+    for retaining in [0, 1] {
+      let (player, kept) = try run(LIVAPlayer.Configuration(), keepAll: true, retaining: retaining)
+      #expect(kept.frames.count >= 100)
+      #expect(
+        kept.frames.allSatisfy { frame in
+          let c = Self.colour(frame.content.index)
+          return Array(frame.pixels.prefix(4)) == [c.r, c.g, c.b, 255]
+        })
+      if retaining > 0 { #expect(player.framePoolAllocations >= kept.frames.count) }
+    }
   }
 
   @Test("the frame pool never writes into a frame a surface still holds")

@@ -1,0 +1,48 @@
+import LIVAProtocol
+
+/// The windows of base frames the store's prefetchers asked for: what is pending per owner,
+/// the window each last set, and whether a worker is bringing frames in.
+struct PrefetchWindows {
+  var pending: [Int: [(AnimationName, Int)]] = [:]
+  var windows: [Int: [(AnimationName, Int)]] = [:]
+  var running = false
+  /// The next owner number (0 is the store's own ``BaseFrameStore/prefetch(_:scheduler:)``).
+  var nextOwner = 1
+}
+
+/// One reader's window of decoded base frames ahead (a player's).
+///
+/// Each ``request(_:)`` replaces the window: a worker of the scheduler decodes its frames most
+/// urgent first, skipping those in memory already. Memory holds the windows of the store's
+/// live prefetchers and no more: a frame that left every window is let go of before new ones
+/// are decoded (a frame being drawn stays valid in its reader's hands). Players that share a
+/// store never push out each other's frames. When the prefetcher goes, its window goes.
+public final class BaseFramePrefetcher: Sendable {
+  /// The store the frames come from.
+  public let store: BaseFrameStore
+  private let scheduler: any DecodeScheduler
+  private let owner: Int
+
+  /// A prefetcher for `store`, decoding on `scheduler`'s workers.
+  public init(store: BaseFrameStore, scheduler: any DecodeScheduler) {
+    self.store = store
+    self.scheduler = scheduler
+    owner = store.prefetching.withLock { work in
+      defer { work.nextOwner += 1 }
+      return work.nextOwner
+    }
+  }
+
+  deinit { store.endWindow(owner: owner) }
+
+  /// Sets the window, most urgent first, and brings it into memory on a worker; returns at
+  /// once. A newer request replaces what this one had not reached yet. A window larger than
+  /// the store's memory (``BaseFrameStore/memoryByteLimit``) is cut where it stops fitting:
+  /// its less urgent end is not decoded rather than pushing out its more urgent start.
+  public func request(_ frames: [(AnimationName, Int)]) {
+    store.request(frames, owner: owner, scheduler: scheduler)
+  }
+
+  /// Whether the store has no prefetch pending or running (for any prefetcher).
+  public var isIdle: Bool { store.isPrefetchIdle }
+}
