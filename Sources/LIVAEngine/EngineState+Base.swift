@@ -4,15 +4,16 @@ import LIVAProtocol
 extension State {
   /// One frame slot outside speech.
   mutating func baseStep(_ configuration: EngineConfiguration) {
-    if target != .speech, playing == nil, !queue.isEmpty, isStartable(0, configuration),
+    if base.target != .speech, speech.playing == nil, !speech.queue.isEmpty,
+      isStartable(0, configuration),
       let entry = entryPoint(for: .speech)
     {
       planEntry(to: entry, target: .speech, budget: configuration.maxEntryDelay, configuration)
       return
     }
-    if mode == .idle, target == nil, queue.isEmpty, !requests.isEmpty {
-      let request = requests.removeFirst()
-      if graph.contains(request) {
+    if base.mode == .idle, base.target == nil, speech.queue.isEmpty, !base.requests.isEmpty {
+      let request = base.requests.removeFirst()
+      if base.graph.contains(request) {
         planEntry(
           to: Cursor(animation: request, index: 0), target: .animation(request), budget: nil,
           configuration)
@@ -20,16 +21,20 @@ extension State {
       }
       warn(.requestDropped, "\(request) is no longer available")
     }
-    if mode == .finishing, clock - modeSince + State.epsilon >= configuration.finishTimeout {
+    if base.mode == .finishing,
+      frameClock.clock - base.modeSince + State.epsilon >= configuration.finishTimeout
+    {
       warn(.cut, "finishing the base animation took longer than \(configuration.finishTimeout) s")
       planReturn(configuration)
       return
     }
-    if mode == .transition, let target, let entry = entryPoint(for: target), isJustBefore(entry) {
+    if base.mode == .transition, let target = base.target, let entry = entryPoint(for: target),
+      isJustBefore(entry)
+    {
       arrive(configuration)
       return
     }
-    guard let cursor, let count = graph.frameCount(of: cursor.animation) else {
+    guard let cursor = base.cursor, let count = base.graph.frameCount(of: cursor.animation) else {
       warn(.cut, "the animation on screen is no longer available")
       cutToIdle(configuration)
       return
@@ -49,17 +54,17 @@ extension State {
 
   /// Shows the first frame of a walk's leg: frame 0 forwards, the last frame backwards.
   private mutating func start(_ leg: Leg) {
-    let last = max(0, (graph.frameCount(of: leg.animation) ?? 1) - 1)
+    let last = max(0, (base.graph.frameCount(of: leg.animation) ?? 1) - 1)
     show(leg.animation, leg.reversed ? last : 0, reversed: leg.reversed)
   }
 
   /// The animation on screen has shown its last frame.
   private mutating func animationEnded(_ configuration: EngineConfiguration) {
-    if !baseQueue.isEmpty {
-      start(baseQueue.removeFirst())
+    if !base.baseQueue.isEmpty {
+      start(base.baseQueue.removeFirst())
       return
     }
-    switch mode {
+    switch base.mode {
     case .transition:
       warn(.cut, "the planned path ended away from its target")
       arrive(configuration)
@@ -78,7 +83,7 @@ extension State {
   func entryPoint(for target: Target) -> Cursor? {
     switch target {
     case .speech:
-      guard let first = queue.first?.frames.first else { return nil }
+      guard let first = speech.queue.first?.frames.first else { return nil }
       return Cursor(animation: first.animation, index: resolvedIndex(of: first) ?? 0)
     case .animation(let name):
       return Cursor(animation: name, index: 0)
@@ -88,13 +93,13 @@ extension State {
   /// Whether `entry` may be drawn next without a pop: the frame before it (walking forwards)
   /// or after it (walking backwards) of its animation, or the end of a leg at its start pose.
   func isJustBefore(_ entry: Cursor) -> Bool {
-    guard let cursor else { return true }
+    guard let cursor = base.cursor else { return true }
     if cursor.animation == entry.animation
       && cursor.index == (cursor.reversed ? entry.index + 1 : entry.index - 1)
     {
       return true
     }
-    guard entry.index == 0, let count = graph.frameCount(of: cursor.animation) else {
+    guard entry.index == 0, let count = base.graph.frameCount(of: cursor.animation) else {
       return false
     }
     return cursor.reversed
@@ -106,7 +111,7 @@ extension State {
   /// on forwards to the end of the animation on screen, or back to its start, then animations
   /// played forwards or backwards between key poses. Nil when there is none.
   func cheapestWalk(from cursor: Cursor, to entry: AnimationName) -> (frames: Int, legs: [Leg])? {
-    guard let count = graph.frameCount(of: cursor.animation) else { return nil }
+    guard let count = base.graph.frameCount(of: cursor.animation) else { return nil }
     let ahead = (
       pose: cursor.reversed ? cursor.animation.from : cursor.animation.to,
       frames: cursor.reversed ? cursor.index : count - 1 - cursor.index
@@ -146,11 +151,11 @@ extension State {
     }) {
       if pose == target { return current }
       done.insert(pose)
-      for animation in graph.animations {
+      for animation in base.graph.animations {
         for reversed in [false, true] where !reversed || animation.from.pose != animation.to.pose {
           let (from, to) =
             reversed ? (animation.to, animation.from) : (animation.from, animation.to)
-          guard from == pose, !done.contains(to), let count = graph.frameCount(of: animation)
+          guard from == pose, !done.contains(to), let count = base.graph.frameCount(of: animation)
           else { continue }
           let candidate = (
             frames: current.frames + count,
@@ -170,9 +175,10 @@ extension State {
     to entry: Cursor, target newTarget: Target, budget: Double?,
     _ configuration: EngineConfiguration
   ) {
-    target = newTarget
-    baseQueue = []
-    guard let cursor, graph.contains(entry.animation), !isJustBefore(entry) else {
+    base.target = newTarget
+    base.baseQueue = []
+    guard let cursor = base.cursor, base.graph.contains(entry.animation), !isJustBefore(entry)
+    else {
       arrive(configuration)
       return
     }
@@ -218,22 +224,22 @@ extension State {
     if let turn = path.first, turn.animation == cursor.animation, turn.reversed != cursor.reversed {
       // The walk starts by turning round in the animation on screen.
       path.removeFirst()
-      self.cursor?.reversed = turn.reversed
+      self.base.cursor?.reversed = turn.reversed
     }
-    if let direction { self.cursor?.reversed = direction }
-    baseQueue = path
+    if let direction { self.base.cursor?.reversed = direction }
+    base.baseQueue = path
     setMode(.transition)
     baseStep(configuration)
   }
 
   /// The target's entry point is next: start speech, or the requested animation.
   mutating func arrive(_ configuration: EngineConfiguration) {
-    switch target {
+    switch base.target {
     case .speech:
       startSpeech(configuration)
     case .animation(let name):
-      target = nil
-      baseQueue = []
+      base.target = nil
+      base.baseQueue = []
       setMode(.animation)
       show(name, 0)
     case nil:
@@ -244,16 +250,16 @@ extension State {
   /// Plans the way from the end of the animation on screen back to the idle pose and shows its
   /// first frame (or the idle loop's, when already there).
   mutating func planReturn(_ configuration: EngineConfiguration) {
-    target = nil
-    baseQueue = []
-    guard let cursor else {
+    base.target = nil
+    base.baseQueue = []
+    guard let cursor = base.cursor else {
       cutToIdle(configuration)
       return
     }
     // Where the animation on screen ended: its end pose, or its start pose when it was played
     // backwards.
     let pose = cursor.reversed ? cursor.animation.from : cursor.animation.to
-    guard let path = graph.path(from: pose, toPose: configuration.idlePose) else {
+    guard let path = base.graph.path(from: pose, toPose: configuration.idlePose) else {
       warn(.cut, "no path from \(pose) back to \(configuration.idlePose)")
       cutToIdle(configuration)
       return
@@ -263,16 +269,16 @@ extension State {
       idleNext(configuration)
       return
     }
-    baseQueue = path.dropFirst().map { Leg(animation: $0) }
+    base.baseQueue = path.dropFirst().map { Leg(animation: $0) }
     setMode(.returning)
     show(first, 0)
   }
 
   /// The idle loop's next animation (the ping-pong partner, usually).
   mutating func idleNext(_ configuration: EngineConfiguration) {
-    if let cursor, cursor.reversed {
+    if let cursor = base.cursor, cursor.reversed {
       // Played backwards, it ended at its start pose: go on from there.
-      let candidates = graph.animations(from: cursor.animation.from)
+      let candidates = base.graph.animations(from: cursor.animation.from)
       if let next = candidates.first(where: { $0.to.pose == configuration.idlePose })
         ?? candidates.first
       {
@@ -280,7 +286,9 @@ extension State {
         return
       }
     }
-    if let cursor, let next = graph.next(after: cursor.animation, toward: configuration.idlePose) {
+    if let cursor = base.cursor,
+      let next = base.graph.next(after: cursor.animation, toward: configuration.idlePose)
+    {
       show(next, 0)
     } else if let idle = idleStartAnimation(configuration) {
       show(idle, 0)
@@ -292,8 +300,8 @@ extension State {
 
   /// Jumps straight to the idle loop's first frame (a pop, counted when drawn).
   mutating func cutToIdle(_ configuration: EngineConfiguration) {
-    target = nil
-    baseQueue = []
+    base.target = nil
+    base.baseQueue = []
     if let idle = idleStartAnimation(configuration) {
       setMode(.idle)
       show(idle, 0)
@@ -304,14 +312,14 @@ extension State {
   }
 
   mutating func request(_ name: AnimationName, _ configuration: EngineConfiguration) {
-    guard graph.contains(name) else {
+    guard base.graph.contains(name) else {
       warn(.requestDropped, "\(name) is not available")
       return
     }
-    if requests.count >= configuration.maxPendingAnimationRequests {
-      let dropped = requests.removeFirst()
+    if base.requests.count >= configuration.maxPendingAnimationRequests {
+      let dropped = base.requests.removeFirst()
       warn(.requestDropped, "\(dropped) dropped: too many pending requests")
     }
-    requests.append(name)
+    base.requests.append(name)
   }
 }

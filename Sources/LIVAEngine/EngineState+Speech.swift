@@ -6,13 +6,15 @@ extension State {
   /// without them), or it has no base frame of its own.
   func isReadyOrSkippable(_ frame: PlannedFrame) -> Bool {
     frame.isContinuation || resolvedIndex(of: frame) == nil
-      || frame.layers.allSatisfy { readyKeys.contains($0.key) || failedKeys.contains($0.key) }
+      || frame.layers.allSatisfy {
+        speech.readyKeys.contains($0.key) || speech.failedKeys.contains($0.key)
+      }
   }
 
   /// Whether queued chunk `position` may start: its first N frames ready, or all its images
   /// in, or the start timeout passed with its first frame ready.
   mutating func isStartable(_ position: Int, _ configuration: EngineConfiguration) -> Bool {
-    let chunk = queue[position]
+    let chunk = speech.queue[position]
     if chunk.imagesComplete { return true }
     let needed = min(
       chunk.startsOnFirstFrame ? 1 : configuration.startThresholdFrames, chunk.frames.count)
@@ -22,9 +24,9 @@ extension State {
       ready += 1
     }
     if ready >= needed { return true }
-    let since = chunk.waitingSince ?? clock
-    queue[position].waitingSince = since
-    let waited = clock - since + State.epsilon
+    let since = chunk.waitingSince ?? frameClock.clock
+    speech.queue[position].waitingSince = since
+    let waited = frameClock.clock - since + State.epsilon
     // With no mouth at all after the longest wait, the chunk starts anyway: its audio and its
     // time are worth more than mouths that may never come.
     return ready > 0 && waited >= configuration.startTimeout || waited >= configuration.maxStartWait
@@ -32,22 +34,22 @@ extension State {
 
   /// Starts the head chunk and tries to show its first frame in this slot.
   mutating func startSpeech(_ configuration: EngineConfiguration) {
-    target = nil
-    baseQueue = []
-    guard !queue.isEmpty else {
+    base.target = nil
+    base.baseQueue = []
+    guard !speech.queue.isEmpty else {
       planReturn(configuration)
       return
     }
-    playing = PlayingChunk(chunk: queue.removeFirst())
-    boundarySince = nil
-    boundaryWait = nil
+    speech.playing = PlayingChunk(chunk: speech.queue.removeFirst())
+    speech.boundarySince = nil
+    speech.boundaryWait = nil
     setMode(.talking)
     advanceSpeech(to: 0, configuration)
   }
 
   /// With the audio clock: the overlay frame due is `floor(position × fps)`.
   mutating func followAudio(position: Double, _ configuration: EngineConfiguration) {
-    guard let playing, position.isFinite else { return }
+    guard let playing = speech.playing, position.isFinite else { return }
     let desired = max(0, Int((position * configuration.speakingFPS + State.epsilon).rounded(.down)))
     guard desired > playing.consumed else { return }
     if desired > playing.consumed + 1 { metrics.audioDriftCorrections += 1 }
@@ -58,15 +60,15 @@ extension State {
   /// target is shown when ready, held when not (skipped after the cap), and past the last
   /// frame comes the chunk boundary.
   mutating func advanceSpeech(to target: Int, _ configuration: EngineConfiguration) {
-    guard var current = playing else { return }
+    guard var current = speech.playing else { return }
     let frames = current.chunk.frames
     let passedEnd = min(target, frames.count)
     if passedEnd > current.consumed + 1 {
       metrics.lateFrames += passedEnd - (current.consumed + 1)
       current.report.late += passedEnd - (current.consumed + 1)
-      skippedSinceDraw = true
+      picture.skippedSinceDraw = true
       current.consumed = passedEnd - 1
-      playing = current
+      speech.playing = current
     }
     guard target < frames.count else {
       chunkBoundary(configuration)
@@ -87,13 +89,13 @@ extension State {
       return
     }
     var drawnFrame = frame
-    if frame.layers.contains(where: { !readyKeys.contains($0.key) }) {
+    if frame.layers.contains(where: { !speech.readyKeys.contains($0.key) }) {
       let waiting = frame.layers.first {
-        !readyKeys.contains($0.key) && !failedKeys.contains($0.key)
+        !speech.readyKeys.contains($0.key) && !speech.failedKeys.contains($0.key)
       }
       // An image on its way is waited for even when the chunk's images were all sent; one
       // that never came is not.
-      if let waiting, !current.chunk.imagesComplete || inFlightKeys.contains(waiting.key),
+      if let waiting, !current.chunk.imagesComplete || speech.inFlightKeys.contains(waiting.key),
         !current.overdue
       {
         guard
@@ -104,10 +106,10 @@ extension State {
       }
       // The mouth will not come (failed, rejected, or not here after the hold cap): the base
       // frame and the audio go on without it.
-      let lost = frame.layers.filter { !readyKeys.contains($0.key) }.map(\.key)
+      let lost = frame.layers.filter { !speech.readyKeys.contains($0.key) }.map(\.key)
       warn(.mouthLost, "drawn without \(lost)", chunk: id, frame: target)
       metrics.mouthlessFrames += 1
-      drawnFrame.layers.removeAll { !readyKeys.contains($0.key) }
+      drawnFrame.layers.removeAll { !speech.readyKeys.contains($0.key) }
     } else {
       current.overdue = false
     }
@@ -118,7 +120,7 @@ extension State {
         chunk: id, frame: target, protocolIssue: true)
     }
     current.consumed = target
-    playing = current
+    speech.playing = current
     show(frame.animation, index, overlay: ShownOverlay(chunk: id, index: target, frame: drawnFrame))
   }
 
@@ -133,7 +135,7 @@ extension State {
     }
     metrics.mouthlessFrames += 1
     current.consumed = target
-    playing = current
+    speech.playing = current
     show(
       next.animation, next.index,
       overlay: ShownOverlay(
@@ -144,11 +146,14 @@ extension State {
   /// the animation on screen, or frame 0 of its loop partner when it ended (the talking
   /// ping-pong); nil when neither exists.
   func continuationCursor() -> Cursor? {
-    guard let cursor, let count = graph.frameCount(of: cursor.animation) else { return nil }
+    guard let cursor = base.cursor, let count = base.graph.frameCount(of: cursor.animation) else {
+      return nil
+    }
     if cursor.index + 1 < count {
       return Cursor(animation: cursor.animation, index: cursor.index + 1)
     }
-    guard let next = graph.next(after: cursor.animation, toward: cursor.animation.to.pose) else {
+    guard let next = base.graph.next(after: cursor.animation, toward: cursor.animation.to.pose)
+    else {
       return nil
     }
     return Cursor(animation: next, index: 0)
@@ -156,19 +161,21 @@ extension State {
 
   private mutating func skipOverlay(_ index: Int) {
     metrics.skippedOverlays += 1
-    skippedSinceDraw = true
-    playing?.consumed = index
-    playing?.report.skipped += 1
+    picture.skippedSinceDraw = true
+    speech.playing?.consumed = index
+    speech.playing?.report.skipped += 1
   }
 
   /// The playing chunk's last frame is on screen: go on with the next chunk, hold, or finish.
   private mutating func chunkBoundary(_ configuration: EngineConfiguration) {
     // The last frame is drawn before the chunk is left, even when a catch-up would pass it.
-    guard let current = playing, !(needsDraw && shown?.chunk == current.chunk.id) else { return }
-    let since = boundarySince ?? clock
-    boundarySince = since
-    let holdOver = clock - since + State.epsilon >= configuration.maxBoundaryHold
-    if let next = queue.first, next.id.message == current.chunk.id.message {
+    guard let current = speech.playing,
+      !(picture.needsDraw && picture.shown?.chunk == current.chunk.id)
+    else { return }
+    let since = speech.boundarySince ?? frameClock.clock
+    speech.boundarySince = since
+    let holdOver = frameClock.clock - since + State.epsilon >= configuration.maxBoundaryHold
+    if let next = speech.queue.first, next.id.message == current.chunk.id.message {
       let contiguous = next.id.index == current.chunk.id.index + 1
       if contiguous && isStartable(0, configuration) || holdOver {
         if walkBack(before: next, configuration) { return }
@@ -181,15 +188,15 @@ extension State {
         startSpeech(configuration)
         return
       }
-    } else if message?.audioEnded ?? true || holdOver {
+    } else if speech.message?.audioEnded ?? true || holdOver {
       finishChunk()
       endSpeech(configuration)
       return
     }
     // The last mouth stays for less than the grace (the next slot would reach it), then closes.
     let slot = 1 / configuration.speakingFPS
-    if boundaryWait != nil
-      || clock - since + slot + State.epsilon >= configuration.boundaryGrace
+    if speech.boundaryWait != nil
+      || frameClock.clock - since + slot + State.epsilon >= configuration.boundaryGrace
     {
       breathe(configuration)
     } else {
@@ -202,28 +209,28 @@ extension State {
   /// ``EngineConfiguration/boundaryBreathFrames`` before it (after it, when it is its
   /// animation's first frame). Neighbouring frames only: never a pop.
   private mutating func breathe(_ configuration: EngineConfiguration) {
-    guard let cursor, let count = graph.frameCount(of: cursor.animation) else {
+    guard let cursor = base.cursor, let count = base.graph.frameCount(of: cursor.animation) else {
       noteHold(.waitingForNextChunk, configuration)
       return
     }
-    if boundaryWait == nil {
+    if speech.boundaryWait == nil {
       // Away from where the next chunk most likely starts (the frame after this one).
-      boundaryWait = BoundaryWait(
+      speech.boundaryWait = BoundaryWait(
         anchor: cursor, step: cursor.index > 0 ? -1 : 1, lastMove: -Double.infinity)
       metrics.boundaryWaits += 1
     }
-    guard var wait = boundaryWait,
-      clock - wait.lastMove + State.epsilon >= 1 / configuration.speakingFPS
+    guard var wait = speech.boundaryWait,
+      frameClock.clock - wait.lastMove + State.epsilon >= 1 / configuration.speakingFPS
     else { return }
     let reach = max(1, configuration.boundaryBreathFrames)
     let anchor = wait.anchor.index
     let range =
       anchor > 0 ? max(0, anchor - reach)...anchor : anchor...min(count - 1, anchor + reach)
-    wait.lastMove = clock
-    defer { boundaryWait = wait }
+    wait.lastMove = frameClock.clock
+    defer { speech.boundaryWait = wait }
     if range.count < 2 {
       // A one-frame animation: the mouth closes, the body cannot move.
-      guard shown != nil else { return }
+      guard picture.shown != nil else { return }
       show(cursor.animation, cursor.index)
     } else {
       if !range.contains(cursor.index + wait.step) { wait.step = -wait.step }
@@ -239,48 +246,49 @@ extension State {
   private mutating func walkBack(
     before next: QueuedChunk, _ configuration: EngineConfiguration
   ) -> Bool {
-    guard var wait = boundaryWait, let cursor, cursor.animation == wait.anchor.animation,
+    guard var wait = speech.boundaryWait, let cursor = base.cursor,
+      cursor.animation == wait.anchor.animation,
       cursor.index != wait.anchor.index, let first = next.frames.first,
       !first.isContinuation, let index = resolvedIndex(of: first),
       !isContinuous(from: cursor, to: Cursor(animation: first.animation, index: index))
     else { return false }
-    guard clock - wait.lastMove + State.epsilon >= 1 / configuration.speakingFPS else {
+    guard frameClock.clock - wait.lastMove + State.epsilon >= 1 / configuration.speakingFPS else {
       return true
     }
-    wait.lastMove = clock
-    boundaryWait = wait
+    wait.lastMove = frameClock.clock
+    speech.boundaryWait = wait
     show(cursor.animation, cursor.index + (wait.anchor.index > cursor.index ? 1 : -1))
     metrics.boundaryWaitFrames += 1
     return true
   }
 
   private mutating func finishChunk() {
-    guard let current = playing else { return }
+    guard let current = speech.playing else { return }
     out.append(.chunkFinished(current.report))
     metrics.chunksFinished += 1
-    playing = nil
-    boundarySince = nil
-    boundaryWait = nil
+    speech.playing = nil
+    speech.boundarySince = nil
+    speech.boundaryWait = nil
   }
 
   /// No more overlays for now: finish the base animation, then return to idle.
   mutating func endSpeech(_ configuration: EngineConfiguration) {
-    playing = nil
-    boundarySince = nil
-    boundaryWait = nil
-    if let current = message, current.speaking {
-      message?.speaking = false
+    speech.playing = nil
+    speech.boundarySince = nil
+    speech.boundaryWait = nil
+    if let current = speech.message, current.speaking {
+      speech.message?.speaking = false
       out.append(.speakingEnded(current.id, interrupted: false))
     }
-    if message?.audioEnded == true { closeMessage() }
+    if speech.message?.audioEnded == true { closeMessage() }
     setMode(.finishing)
     baseStep(configuration)
   }
 
   mutating func closeMessage() {
-    closedSeenIndexes = message?.seenIndexes
-    message = nil
-    completeIndexes = []
+    speech.closedSeenIndexes = speech.message?.seenIndexes
+    speech.message = nil
+    speech.completeIndexes = []
   }
 
   mutating func enqueue(_ plan: ChunkPlan, _ configuration: EngineConfiguration) {
@@ -290,37 +298,37 @@ extension State {
     }
     // The owner numbers messages: newer opens (and interrupts), older is stale.
     let owner = plan.message
-    if let newest = newestMessage,
-      owner < newest || (owner == newest && message == nil && interruptedNewest)
+    if let newest = speech.newestMessage,
+      owner < newest || (owner == newest && speech.message == nil && speech.interruptedNewest)
     {
       warn(
         .chunkRejected, "chunk \(plan.index) of \(owner) is stale (\(newest) is newer)",
         protocolIssue: true)
       return
     }
-    if message == nil, owner == newestMessage, let seen = closedSeenIndexes {
+    if speech.message == nil, owner == speech.newestMessage, let seen = speech.closedSeenIndexes {
       // A chunk of the message that closed after an `audio_end` its owner took back: the
       // message goes on.
       openMessage(owner)
-      message?.seenIndexes = seen
-    } else if message?.id != owner {
+      speech.message?.seenIndexes = seen
+    } else if speech.message?.id != owner {
       interrupt(configuration)
-      if message != nil { closeMessage() }
+      if speech.message != nil { closeMessage() }
       openMessage(owner)
-    } else if message?.audioEnded == true {
-      message?.audioEnded = false  // the owner took its `audio_end` back
+    } else if speech.message?.audioEnded == true {
+      speech.message?.audioEnded = false  // the owner took its `audio_end` back
     }
     // Checked after the interrupt: an empty chunk 0 still ends the old message.
     guard !plan.frames.isEmpty else {
       warn(.chunkRejected, "chunk \(plan.index) has no frames", protocolIssue: true)
       return
     }
-    guard var current = message, !current.seenIndexes.contains(plan.index) else {
+    guard var current = speech.message, !current.seenIndexes.contains(plan.index) else {
       warn(.chunkRejected, "chunk \(plan.index) was already received", protocolIssue: true)
       return
     }
     current.seenIndexes.insert(plan.index)
-    message = current
+    speech.message = current
     let id = ChunkID(message: current.id, index: plan.index)
     for (position, frame) in plan.frames.enumerated() where frame.baseFrame < 0 {
       warn(
@@ -328,21 +336,22 @@ extension State {
         chunk: id, frame: position, protocolIssue: true)
     }
     let chunk = QueuedChunk(
-      id: id, frames: plan.frames, imagesComplete: completeIndexes.remove(plan.index) != nil,
+      id: id, frames: plan.frames, imagesComplete: speech.completeIndexes.remove(plan.index) != nil,
       startsOnFirstFrame: plan.startsOnFirstFrame)
-    queue.insert(chunk, at: queue.firstIndex { $0.id.index > plan.index } ?? queue.endIndex)
+    speech.queue.insert(
+      chunk, at: speech.queue.firstIndex { $0.id.index > plan.index } ?? speech.queue.endIndex)
     out.append(.chunkQueued(id))
   }
 
   private mutating func openMessage(_ id: MessageID) {
-    message = MessageState(id: id)
-    newestMessage = id
-    interruptedNewest = false
+    speech.message = MessageState(id: id)
+    speech.newestMessage = id
+    speech.interruptedNewest = false
     // Failed images stay failed (content keys: one id, one image) until one is ready; only
     // a set grown large is trimmed to the keys of chunks still to play.
-    if failedKeys.count > 4_096 {
-      let needed = Set(queue.lazy.flatMap(\.keys))
-      failedKeys = failedKeys.filter { needed.contains($0) }
+    if speech.failedKeys.count > 4_096 {
+      let needed = Set(speech.queue.lazy.flatMap(\.keys))
+      speech.failedKeys = speech.failedKeys.filter { needed.contains($0) }
     }
   }
 
@@ -350,38 +359,40 @@ extension State {
   /// out (their audio is here) with the mouths that are here, then the avatar returns to idle;
   /// no boundary hold waits for a chunk that cannot come.
   mutating func connectionLost() {
-    guard message != nil else { return }
-    for position in queue.indices { queue[position].imagesComplete = true }
-    playing?.chunk.imagesComplete = true
-    message?.audioEnded = true
-    if playing == nil && queue.isEmpty && mode != .talking { closeMessage() }
+    guard speech.message != nil else { return }
+    for position in speech.queue.indices { speech.queue[position].imagesComplete = true }
+    speech.playing?.chunk.imagesComplete = true
+    speech.message?.audioEnded = true
+    if speech.playing == nil && speech.queue.isEmpty && base.mode != .talking { closeMessage() }
   }
 
   /// Drops the playing and queued chunks; the picture loses their overlays at the next tick.
   mutating func interrupt(_ configuration: EngineConfiguration) {
-    guard playing != nil || !queue.isEmpty else { return }
+    guard speech.playing != nil || !speech.queue.isEmpty else { return }
     var keys = Set<String>()
-    if let playing { keys.formUnion(playing.chunk.keys) }
-    for chunk in queue { keys.formUnion(chunk.keys) }
-    if let playing, playing.audioStarted { out.append(.stopAudio(playing.chunk.id)) }
-    if let current = message { out.append(.evictImages(current.id, keys: keys.sorted())) }
-    if let current = message, current.speaking {
+    if let playing = speech.playing { keys.formUnion(playing.chunk.keys) }
+    for chunk in speech.queue { keys.formUnion(chunk.keys) }
+    if let playing = speech.playing, playing.audioStarted {
+      out.append(.stopAudio(playing.chunk.id))
+    }
+    if let current = speech.message { out.append(.evictImages(current.id, keys: keys.sorted())) }
+    if let current = speech.message, current.speaking {
       out.append(.speakingEnded(current.id, interrupted: true))
     }
     metrics.interrupts += 1
-    interruptedNewest = true
-    playing = nil
-    queue = []
-    boundarySince = nil
-    boundaryWait = nil
+    speech.interruptedNewest = true
+    speech.playing = nil
+    speech.queue = []
+    speech.boundarySince = nil
+    speech.boundaryWait = nil
     closeMessage()
-    if shown != nil {
-      shown = nil
-      needsDraw = cursor != nil
+    if picture.shown != nil {
+      picture.shown = nil
+      picture.needsDraw = base.cursor != nil
     }
-    if mode == .talking || target == .speech {
-      target = nil
-      baseQueue = []
+    if base.mode == .talking || base.target == .speech {
+      base.target = nil
+      base.baseQueue = []
       setMode(.finishing)
     }
   }

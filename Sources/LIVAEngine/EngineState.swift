@@ -82,63 +82,78 @@ struct State: Sendable {
     var counted: Int
   }
 
-  // Base animation
-  var graph: AnimationGraph
-  var mode: EngineMode = .waiting
-  var target: Target?
-  var cursor: Cursor?
-  var baseQueue: [Leg] = []
-  var modeSince = 0.0
+  /// The base track: the animation graph, the mode, where the body is and the walk ahead.
+  struct BaseTrack: Sendable {
+    var graph: AnimationGraph
+    var mode: EngineMode = .waiting
+    var target: Target?
+    var cursor: Cursor?
+    var baseQueue: [Leg] = []
+    var modeSince = 0.0
+    /// Base animations asked for (``LIVAEngine/requestAnimation(_:)``), oldest first.
+    var requests: [AnimationName] = []
+  }
 
-  // Picture
-  var shown: ShownOverlay?
-  var lastDrawn: DrawnFrame?
-  var needsDraw = false
-  var skippedSinceDraw = false
-  var lastHold: HoldReason?
-  var hold: HoldTrack?
+  /// The picture: what is in it, what was last drawn, and why it holds.
+  struct Picture: Sendable {
+    var shown: ShownOverlay?
+    var lastDrawn: DrawnFrame?
+    var needsDraw = false
+    var skippedSinceDraw = false
+    var lastHold: HoldReason?
+    var hold: HoldTrack?
+  }
 
-  // Time
-  var lastTick: Double?
-  /// The frame clock's phase is not set yet (first tick, after a resume): the next tick with a
-  /// delta adds half a tick period, so frame slots fall between display ticks and tick jitter
-  /// never moves a frame to the next tick. While the audio clock drives, the phase is the
-  /// audio's (read half a tick ahead by the player).
-  var phasePending = true
-  /// The display's tick period, smoothed (nil before the second tick).
-  var tickPeriod: Double?
-  var accumulator = 0.0
-  var clock = 0.0
-  var audio: AudioClock?
-  var paused = false
+  /// The frame clock: display ticks in, frame slots out, or the audio's clock while it drives.
+  struct FrameClock: Sendable {
+    var lastTick: Double?
+    /// The frame clock's phase is not set yet (first tick, after a resume): the next tick with
+    /// a delta adds half a tick period, so frame slots fall between display ticks and tick
+    /// jitter never moves a frame to the next tick. While the audio clock drives, the phase is
+    /// the audio's (read half a tick ahead by the player).
+    var phasePending = true
+    /// The display's tick period, smoothed (nil before the second tick).
+    var tickPeriod: Double?
+    var accumulator = 0.0
+    var clock = 0.0
+    var audio: AudioClock?
+    var paused = false
+  }
 
-  // Speech
-  /// The newest message opened: chunks of older ones are stale.
-  var newestMessage: MessageID?
-  var message: MessageState?
-  var playing: PlayingChunk?
-  var queue: [QueuedChunk] = []
-  var boundarySince: Double?
-  var boundaryWait: BoundaryWait?
-  var readyKeys: Set<String> = []
-  /// Images that will not come from the requests made so far (decode failed, rejected, shed):
-  /// their mouths are drawn without waiting. A later ``imageReady`` of the key clears it.
-  var failedKeys: Set<String> = []
-  var completeIndexes: Set<Int> = []
-  /// Images received and still decoding: waited for even in a chunk whose images were all
-  /// sent.
-  var inFlightKeys: Set<String> = []
-  /// The newest message was interrupted: none of its chunks may open it again.
-  var interruptedNewest = false
-  /// The chunk indexes the last closed message had, should its owner reopen it.
-  var closedSeenIndexes: Set<Int>?
-  var requests: [AnimationName] = []
+  /// The speech queue: the open message, the chunk playing, those waiting, and their images.
+  struct SpeechQueue: Sendable {
+    /// The newest message opened: chunks of older ones are stale.
+    var newestMessage: MessageID?
+    var message: MessageState?
+    var playing: PlayingChunk?
+    var queue: [QueuedChunk] = []
+    var boundarySince: Double?
+    var boundaryWait: BoundaryWait?
+    var readyKeys: Set<String> = []
+    /// Images that will not come from the requests made so far (decode failed, rejected,
+    /// shed): their mouths are drawn without waiting. A later ``imageReady`` of the key clears
+    /// it.
+    var failedKeys: Set<String> = []
+    var completeIndexes: Set<Int> = []
+    /// Images received and still decoding: waited for even in a chunk whose images were all
+    /// sent.
+    var inFlightKeys: Set<String> = []
+    /// The newest message was interrupted: none of its chunks may open it again.
+    var interruptedNewest = false
+    /// The chunk indexes the last closed message had, should its owner reopen it.
+    var closedSeenIndexes: Set<Int>?
+  }
+
+  var base: BaseTrack
+  var picture = Picture()
+  var frameClock = FrameClock()
+  var speech = SpeechQueue()
 
   var metrics = EngineMetrics()
   var out: [EngineAction] = []
 
   init(graph: AnimationGraph) {
-    self.graph = graph
+    self.base = BaseTrack(graph: graph)
   }
 
   mutating func takeActions() -> [EngineAction] {
@@ -147,16 +162,16 @@ struct State: Sendable {
   }
 
   func rate(_ configuration: EngineConfiguration) -> Double {
-    switch mode {
+    switch base.mode {
     case .idle, .waiting: configuration.idleFPS
     default: configuration.speakingFPS
     }
   }
 
   mutating func setMode(_ newMode: EngineMode) {
-    guard newMode != mode else { return }
-    mode = newMode
-    modeSince = clock
+    guard newMode != base.mode else { return }
+    base.mode = newMode
+    base.modeSince = frameClock.clock
     out.append(.modeChanged(newMode))
   }
 
@@ -175,36 +190,39 @@ struct State: Sendable {
   mutating func show(
     _ animation: AnimationName, _ index: Int, overlay: ShownOverlay? = nil, reversed: Bool = false
   ) {
-    if needsDraw {
-      skippedSinceDraw = true
-      if shown != nil {
+    if picture.needsDraw {
+      picture.skippedSinceDraw = true
+      if picture.shown != nil {
         metrics.lateFrames += 1
-        playing?.report.late += 1
+        speech.playing?.report.late += 1
       } else {
         metrics.skippedBaseFrames += 1
       }
     }
-    cursor = Cursor(animation: animation, index: index, reversed: reversed)
-    shown = overlay
-    needsDraw = true
-    hold = nil
+    base.cursor = Cursor(animation: animation, index: index, reversed: reversed)
+    picture.shown = overlay
+    picture.needsDraw = true
+    picture.hold = nil
   }
 
   /// Records a hold at the current clock, counting it once per frame slot, and returns how
   /// many consecutive slots this hold has lasted.
   @discardableResult
   mutating func noteHold(_ reason: HoldReason, _ configuration: EngineConfiguration) -> Int {
-    lastHold = reason
+    picture.lastHold = reason
     let kind = reason.kind
-    if hold?.kind != kind { hold = HoldTrack(kind: kind, since: clock, counted: 0) }
-    guard var track = hold else { return 0 }
+    if picture.hold?.kind != kind {
+      picture.hold = HoldTrack(kind: kind, since: frameClock.clock, counted: 0)
+    }
+    guard var track = picture.hold else { return 0 }
     let slots =
-      Int(((clock - track.since) * rate(configuration) + State.epsilon).rounded(.down)) + 1
+      Int(((frameClock.clock - track.since) * rate(configuration) + State.epsilon).rounded(.down))
+      + 1
     if slots > track.counted {
       metrics.holds[kind, default: 0] += slots - track.counted
       track.counted = slots
     }
-    hold = track
+    picture.hold = track
     return slots
   }
 
@@ -229,50 +247,55 @@ struct State: Sendable {
   /// The key pose frame `index` of `animation` shows, when it is its first or last frame.
   func keyPose(_ animation: AnimationName, _ index: Int) -> KeyPose? {
     if index == 0 { return animation.from }
-    if let count = graph.frameCount(of: animation), index == count - 1 { return animation.to }
+    if let count = base.graph.frameCount(of: animation), index == count - 1 { return animation.to }
     return nil
   }
 
   mutating func drawIfNeeded(_ configuration: EngineConfiguration) -> FramePlan {
-    guard needsDraw, let cursor else {
-      if cursor == nil { noteHold(.noBaseAnimation, configuration) }
-      return .hold(lastHold ?? .notDue)
+    guard picture.needsDraw, let cursor = base.cursor else {
+      if base.cursor == nil { noteHold(.noBaseAnimation, configuration) }
+      return .hold(picture.lastHold ?? .notDue)
     }
     let frame = DrawnFrame(
-      animation: cursor.animation, index: cursor.index, overlays: shown?.frame.layers ?? [],
-      chunk: shown?.chunk, overlayIndex: shown?.index, mode: mode)
-    if let previous = lastDrawn, !skippedSinceDraw, !isContinuous(from: previous, to: cursor) {
+      animation: cursor.animation, index: cursor.index, overlays: picture.shown?.frame.layers ?? [],
+      chunk: picture.shown?.chunk, overlayIndex: picture.shown?.index, mode: base.mode)
+    if let previous = picture.lastDrawn, !picture.skippedSinceDraw,
+      !isContinuous(from: previous, to: cursor)
+    {
       metrics.pops += 1
     }
     metrics.framesDrawn += 1
-    if let shown {
+    if let shown = picture.shown {
       if !shown.frame.layers.isEmpty { metrics.overlayFramesDrawn += 1 }
-      if playing?.chunk.id == shown.chunk { playing?.report.drawn += 1 }
+      if speech.playing?.chunk.id == shown.chunk { speech.playing?.report.drawn += 1 }
       if !shown.frame.isContinuation,
         resolvedIndex(of: shown.frame) != cursor.index || shown.frame.animation != cursor.animation
       {
         metrics.desyncs += 1
       }
       startAudioIfNeeded(for: shown, configuration)
-      if let audio, audio.chunk == shown.chunk, playing?.audioStarted == true {
+      if let audio = frameClock.audio, audio.chunk == shown.chunk,
+        speech.playing?.audioStarted == true
+      {
         metrics.audioSync.record(audio.position - Double(shown.index) / configuration.speakingFPS)
       }
     }
-    lastDrawn = frame
-    needsDraw = false
-    skippedSinceDraw = false
+    picture.lastDrawn = frame
+    picture.needsDraw = false
+    picture.skippedSinceDraw = false
     return .draw(frame)
   }
 
   private mutating func startAudioIfNeeded(
     for shown: ShownOverlay, _ configuration: EngineConfiguration
   ) {
-    guard var playing, playing.chunk.id == shown.chunk, !playing.audioStarted else { return }
+    guard var playing = speech.playing, playing.chunk.id == shown.chunk, !playing.audioStarted
+    else { return }
     playing.audioStarted = true
-    self.playing = playing
+    self.speech.playing = playing
     metrics.chunksStarted += 1
-    if message?.id == shown.chunk.message, message?.speaking == false {
-      message?.speaking = true
+    if speech.message?.id == shown.chunk.message, speech.message?.speaking == false {
+      speech.message?.speaking = true
       out.append(.speakingStarted(shown.chunk.message))
     }
     out.append(.startAudio(shown.chunk, offset: Double(shown.index) / configuration.speakingFPS))
@@ -281,7 +304,7 @@ struct State: Sendable {
   /// The base frame index an overlay frame is drawn on: as is when in range, wrapped when
   /// beyond the animation's frame count; nil when negative or the animation is missing.
   func resolvedIndex(of frame: PlannedFrame) -> Int? {
-    guard frame.baseFrame >= 0, let count = graph.frameCount(of: frame.animation) else {
+    guard frame.baseFrame >= 0, let count = base.graph.frameCount(of: frame.animation) else {
       return nil
     }
     return frame.baseFrame < count ? frame.baseFrame : frame.baseFrame % count
@@ -290,18 +313,18 @@ struct State: Sendable {
   // MARK: - One frame slot
 
   mutating func step(_ configuration: EngineConfiguration) {
-    switch mode {
+    switch base.mode {
     case .waiting:
       if let idle = idleStartAnimation(configuration) {
         setMode(.idle)
         show(idle, 0)
-      } else if !queue.isEmpty, isStartable(0, configuration) {
+      } else if !speech.queue.isEmpty, isStartable(0, configuration) {
         startSpeech(configuration)
       } else {
         noteHold(.noBaseAnimation, configuration)
       }
     case .talking:
-      guard let playing else {
+      guard let playing = speech.playing else {
         endSpeech(configuration)
         return
       }
@@ -313,7 +336,7 @@ struct State: Sendable {
 
   func idleStartAnimation(_ configuration: EngineConfiguration) -> AnimationName? {
     let pose = configuration.idlePose
-    return graph.loop(at: KeyPose(pose, .start)) ?? graph.loop(at: KeyPose(pose, .end))
-      ?? graph.animations.first { $0.from.pose == pose }
+    return base.graph.loop(at: KeyPose(pose, .start)) ?? base.graph.loop(at: KeyPose(pose, .end))
+      ?? base.graph.animations.first { $0.from.pose == pose }
   }
 }

@@ -25,55 +25,58 @@ public struct LIVAEngine: Sendable {
   // MARK: - Reading
 
   /// The current mode.
-  public var mode: EngineMode { state.mode }
+  public var mode: EngineMode { state.base.mode }
   /// Quality accounting so far.
   public var metrics: EngineMetrics { state.metrics }
   /// The graph of the animations available now.
-  public var graph: AnimationGraph { state.graph }
+  public var graph: AnimationGraph { state.base.graph }
   /// Whether ticks are paused.
-  public var isPaused: Bool { state.paused }
+  public var isPaused: Bool { state.frameClock.paused }
   /// The open message (chunks of it may still come), if any.
-  public var currentMessage: MessageID? { state.message?.id }
+  public var currentMessage: MessageID? { state.speech.message?.id }
   /// The chunk whose overlays are playing, if any.
-  public var playingChunk: ChunkID? { state.playing?.chunk.id }
+  public var playingChunk: ChunkID? { state.speech.playing?.chunk.id }
   /// Chunks accepted and not yet started, in playback order.
-  public var queuedChunks: [ChunkID] { state.queue.map(\.id) }
+  public var queuedChunks: [ChunkID] { state.speech.queue.map(\.id) }
   /// Play-animation requests waiting for the avatar to be idle, oldest first.
-  public var pendingAnimationRequests: [AnimationName] { state.requests }
+  public var pendingAnimationRequests: [AnimationName] { state.base.requests }
   /// The last frame drawn, i.e. what is on screen.
-  public var lastDrawnFrame: DrawnFrame? { state.lastDrawn }
+  public var lastDrawnFrame: DrawnFrame? { state.picture.lastDrawn }
 
   /// Describes the frame on screen: mode, base animation and index, overlay keys, chunk and
   /// frame, and the last hold reason.
   public func describe() -> FrameDescription {
-    FrameDescription(mode: state.mode, frame: state.lastDrawn, holdReason: state.lastHold)
+    FrameDescription(
+      mode: state.base.mode, frame: state.picture.lastDrawn, holdReason: state.picture.lastHold)
   }
 
   // MARK: - Inputs
 
   /// Replaces the set of base animations that can be drawn now (name → frame count).
   public mutating func setAvailableAnimations(_ frameCounts: [AnimationName: Int]) {
-    state.graph = AnimationGraph(frameCounts: frameCounts)
+    state.base.graph = AnimationGraph(frameCounts: frameCounts)
   }
 
   /// Tells the engine that the image with this content key is decoded and can be drawn.
   public mutating func imageReady(_ key: String) {
-    state.readyKeys.insert(key)
-    state.failedKeys.remove(key)
-    state.inFlightKeys.remove(key)
+    state.speech.readyKeys.insert(key)
+    state.speech.failedKeys.remove(key)
+    state.speech.inFlightKeys.remove(key)
   }
 
   /// Whether the image with this key was received: decoded, decoding, or failed.
   public func knowsImage(_ key: String) -> Bool {
-    state.readyKeys.contains(key) || state.inFlightKeys.contains(key)
-      || state.failedKeys.contains(key)
+    state.speech.readyKeys.contains(key) || state.speech.inFlightKeys.contains(key)
+      || state.speech.failedKeys.contains(key)
   }
 
   /// Tells the engine that these images were received and are being decoded: a frame that
   /// needs one waits for it (up to the hold cap) even once its chunk's images were all sent.
   /// ``imageReady(_:)`` or ``imageFailed(_:)`` ends the wait.
   public mutating func imagesInFlight(_ keys: some Sequence<String>) {
-    for key in keys where !state.readyKeys.contains(key) { state.inFlightKeys.insert(key) }
+    for key in keys where !state.speech.readyKeys.contains(key) {
+      state.speech.inFlightKeys.insert(key)
+    }
   }
 
   /// Tells the engine that these images are decoded and can be drawn.
@@ -83,16 +86,16 @@ public struct LIVAEngine: Sendable {
 
   /// Tells the engine that an image is no longer available (evicted from the owner's store).
   public mutating func imageEvicted(_ key: String) {
-    state.readyKeys.remove(key)
+    state.speech.readyKeys.remove(key)
   }
 
   /// Tells the engine that an image will not come from what was received: its decode failed,
   /// it was rejected, or it was shed. Frames that need it are drawn on their base frame without
   /// it, at their time, instead of holding the picture; their chunk's audio plays as planned.
   public mutating func imageFailed(_ key: String) {
-    state.inFlightKeys.remove(key)
-    guard !state.readyKeys.contains(key) else { return }
-    state.failedKeys.insert(key)
+    state.speech.inFlightKeys.remove(key)
+    guard !state.speech.readyKeys.contains(key) else { return }
+    state.speech.failedKeys.insert(key)
   }
 
   /// The connection to the backend is gone: the open message can get no more chunks or images.
@@ -107,21 +110,21 @@ public struct LIVAEngine: Sendable {
   /// then start with fewer than the threshold frames, and a frame whose image still is not
   /// ready is skipped at once instead of held. May come before the chunk's plan.
   public mutating func chunkImagesComplete(chunkIndex: Int) {
-    if let position = state.queue.firstIndex(where: { $0.id.index == chunkIndex }) {
-      state.queue[position].imagesComplete = true
-    } else if state.playing?.chunk.id.index == chunkIndex {
-      state.playing?.chunk.imagesComplete = true
+    if let position = state.speech.queue.firstIndex(where: { $0.id.index == chunkIndex }) {
+      state.speech.queue[position].imagesComplete = true
+    } else if state.speech.playing?.chunk.id.index == chunkIndex {
+      state.speech.playing?.chunk.imagesComplete = true
     } else {
-      state.completeIndexes.insert(chunkIndex)
+      state.speech.completeIndexes.insert(chunkIndex)
     }
   }
 
   /// `audio_end`: no more chunks will come for the current message; after its last chunk the
   /// engine returns to idle without waiting.
   public mutating func audioEnded() {
-    guard state.message != nil else { return }
-    state.message?.audioEnded = true
-    if state.playing == nil && state.queue.isEmpty && state.mode != .talking {
+    guard state.speech.message != nil else { return }
+    state.speech.message?.audioEnded = true
+    if state.speech.playing == nil && state.speech.queue.isEmpty && state.base.mode != .talking {
       state.closeMessage()
     }
   }
@@ -142,8 +145,8 @@ public struct LIVAEngine: Sendable {
   public mutating func interrupt() -> [EngineAction] {
     state.out = []
     state.interrupt(configuration)
-    if state.message != nil { state.closeMessage() }
-    state.interruptedNewest = true
+    if state.speech.message != nil { state.closeMessage() }
+    state.speech.interruptedNewest = true
     return state.takeActions()
   }
 
@@ -157,20 +160,24 @@ public struct LIVAEngine: Sendable {
 
   /// Pauses: ticks hold the picture and time stops. Pauses the playing audio.
   public mutating func pause() -> [EngineAction] {
-    guard !state.paused else { return [] }
-    state.paused = true
-    if let playing = state.playing, playing.audioStarted { return [.pauseAudio(playing.chunk.id)] }
+    guard !state.frameClock.paused else { return [] }
+    state.frameClock.paused = true
+    if let playing = state.speech.playing, playing.audioStarted {
+      return [.pauseAudio(playing.chunk.id)]
+    }
     return []
   }
 
   /// Resumes after ``pause()``: the next tick has delta 0, so nothing jumps. Resumes the audio.
   public mutating func resume() -> [EngineAction] {
-    guard state.paused else { return [] }
-    state.paused = false
-    state.lastTick = nil
-    state.phasePending = true
+    guard state.frameClock.paused else { return [] }
+    state.frameClock.paused = false
+    state.frameClock.lastTick = nil
+    state.frameClock.phasePending = true
     history.removeAll()
-    if let playing = state.playing, playing.audioStarted { return [.resumeAudio(playing.chunk.id)] }
+    if let playing = state.speech.playing, playing.audioStarted {
+      return [.resumeAudio(playing.chunk.id)]
+    }
     return []
   }
 
@@ -185,51 +192,52 @@ public struct LIVAEngine: Sendable {
   ///     the frame clock drives.
   public mutating func tick(now: Double, audio: AudioClock? = nil) -> TickResult {
     state.out = []
-    state.lastHold = nil
-    guard !state.paused else {
-      state.lastHold = .paused
+    state.picture.lastHold = nil
+    guard !state.frameClock.paused else {
+      state.picture.lastHold = .paused
       return TickResult(plan: .hold(.paused), actions: [])
     }
-    let delta = state.lastTick.map { max(0, now - $0) } ?? 0
+    let delta = state.frameClock.lastTick.map { max(0, now - $0) } ?? 0
     if delta > 0 && delta <= 0.25 {
       // The display's tick period, smoothed over jitter: it sets the frame clock's phase.
-      state.tickPeriod = state.tickPeriod.map { $0 + (delta - $0) / 8 } ?? delta
+      state.frameClock.tickPeriod =
+        state.frameClock.tickPeriod.map { $0 + (delta - $0) / 8 } ?? delta
     }
-    state.lastTick = now
-    state.clock = now
-    state.audio = audio
-    if let audio, state.mode == .talking, let playing = state.playing,
+    state.frameClock.lastTick = now
+    state.frameClock.clock = now
+    state.frameClock.audio = audio
+    if let audio, state.base.mode == .talking, let playing = state.speech.playing,
       playing.chunk.id == audio.chunk, playing.audioStarted
     {
       // The frame clock keeps the audio's phase within the slot, so when the audio ends (or
       // stops being given) the next frame comes one slot after the last, not a tick later.
       let slots = max(0, audio.position * configuration.speakingFPS)
-      state.accumulator = (slots - slots.rounded(.down)) / configuration.speakingFPS
-      state.phasePending = false
+      state.frameClock.accumulator = (slots - slots.rounded(.down)) / configuration.speakingFPS
+      state.frameClock.phasePending = false
       state.followAudio(position: audio.position, configuration)
     } else {
-      state.accumulator += delta
-      if state.phasePending, delta > 0 {
-        let period = state.tickPeriod ?? delta
-        state.accumulator += min(period, 1 / state.rate(configuration)) / 2
-        state.phasePending = false
+      state.frameClock.accumulator += delta
+      if state.frameClock.phasePending, delta > 0 {
+        let period = state.frameClock.tickPeriod ?? delta
+        state.frameClock.accumulator += min(period, 1 / state.rate(configuration)) / 2
+        state.frameClock.phasePending = false
       }
       var steps = 0
       while true {
         let slot = 1 / state.rate(configuration)
-        guard state.accumulator + State.epsilon >= slot else { break }
+        guard state.frameClock.accumulator + State.epsilon >= slot else { break }
         if steps == configuration.maxCatchUpFrames {
           state.metrics.catchUps += 1
-          state.accumulator = 0
+          state.frameClock.accumulator = 0
           break
         }
-        state.accumulator = max(0, state.accumulator - slot)
+        state.frameClock.accumulator = max(0, state.frameClock.accumulator - slot)
         steps += 1
-        state.clock = now - state.accumulator
+        state.frameClock.clock = now - state.frameClock.accumulator
         state.step(configuration)
       }
-      state.clock = now
-      if steps == 0 && state.cursor == nil { state.step(configuration) }
+      state.frameClock.clock = now
+      if steps == 0 && state.base.cursor == nil { state.step(configuration) }
     }
     let plan = state.drawIfNeeded(configuration)
     return TickResult(plan: plan, actions: state.takeActions())
@@ -242,18 +250,18 @@ public struct LIVAEngine: Sendable {
   /// so the prediction is exactly its own rules; an owner decodes this window ahead.
   public func upcomingBaseFrames(_ count: Int) -> [BaseFrameRef] {
     var copy = state
-    for chunk in copy.queue { copy.readyKeys.formUnion(chunk.keys) }
-    if let playing = copy.playing { copy.readyKeys.formUnion(playing.chunk.keys) }
+    for chunk in copy.speech.queue { copy.speech.readyKeys.formUnion(chunk.keys) }
+    if let playing = copy.speech.playing { copy.speech.readyKeys.formUnion(playing.chunk.keys) }
     var result: [BaseFrameRef] = []
-    var last = copy.cursor
+    var last = copy.base.cursor
     var steps = 0
     while result.count < count && steps < count * 3 + 60 {
       steps += 1
       copy.out = []
-      copy.clock += 1 / copy.rate(configuration)
+      copy.frameClock.clock += 1 / copy.rate(configuration)
       copy.step(configuration)
-      copy.needsDraw = false
-      guard let cursor = copy.cursor, cursor != last else { continue }
+      copy.picture.needsDraw = false
+      guard let cursor = copy.base.cursor, cursor != last else { continue }
       last = cursor
       result.append(BaseFrameRef(animation: cursor.animation, index: cursor.index))
     }
@@ -265,12 +273,12 @@ public struct LIVAEngine: Sendable {
   /// Debug step mode: pauses if needed, then advances exactly one frame slot (time moves by
   /// one slot of the current rate) and returns what to show. Audio actions are still emitted.
   public mutating func stepForward() -> TickResult {
-    state.paused = true
+    state.frameClock.paused = true
     if history.count >= configuration.debugHistoryLimit { history.removeFirst() }
     history.append(state)
     state.out = []
-    state.lastHold = nil
-    state.clock += 1 / state.rate(configuration)
+    state.picture.lastHold = nil
+    state.frameClock.clock += 1 / state.rate(configuration)
     state.step(configuration)
     let plan = state.drawIfNeeded(configuration)
     return TickResult(plan: plan, actions: state.takeActions())
@@ -282,7 +290,7 @@ public struct LIVAEngine: Sendable {
   public mutating func stepBackward() -> DrawnFrame? {
     guard let previous = history.popLast() else { return nil }
     state = previous
-    state.paused = true
-    return state.lastDrawn
+    state.frameClock.paused = true
+    return state.picture.lastDrawn
   }
 }
