@@ -28,7 +28,7 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-    .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
+    .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
   ],
@@ -51,14 +51,18 @@ let package = Package(
         .target(name: "CLIVAJPEG", condition: .when(platforms: [.linux])),
       ],
       swiftSettings: strict),
-    // Engine.IO 4 / Socket.IO 5: the pure codec and the client over swift-websocket's WSClient.
+    // Engine.IO 4 / Socket.IO 5: the pure codec, and the client over NIO's WebSocket (TLS by
+    // NIOSSL), its packets decoded on the event loop.
     .target(
       name: "SocketIO",
       dependencies: [
         "JSONWire",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOCore", package: "swift-nio"),
-        .product(name: "WSClient", package: "swift-websocket"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "NIOWebSocket", package: "swift-nio"),
+        .product(name: "NIOSSL", package: "swift-nio-ssl"),
       ],
       swiftSettings: strict),
     // The server side over Hummingbird's WebSocket upgrade (reference backend and tests).
@@ -83,7 +87,9 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOEmbedded", package: "swift-nio"),
-        .product(name: "WSClient", package: "swift-websocket"),
+        .product(name: "NIOWebSocket", package: "swift-nio"),
+        .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        .product(name: "HummingbirdTLS", package: "hummingbird"),
         "LIVATestSupport",
       ],
       swiftSettings: strict),

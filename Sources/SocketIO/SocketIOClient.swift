@@ -1,6 +1,6 @@
 import Logging
 import NIOCore
-import WSClient
+import NIOWebSocket
 
 /// A Socket.IO 5 client over a WebSocket (Engine.IO 4), safe to use from any task.
 ///
@@ -207,17 +207,13 @@ public actor SocketIOClient {
     let (frames, writer) = AsyncStream<[WebSocketFrame]>.makeStream()
     self.writer = writer
     _ = session.transportOpened(now: now)
-    var wsConfiguration = WebSocketClientConfiguration(
-      maxFrameSize: configuration.limits.maximumPayloadBytes,
-      closeTimeout: configuration.closeTimeout)
-    // No separate UTF-8 validation pass: text frames become Strings by decoding, which
-    // repairs invalid sequences, and the JSON reader checks every byte it uses.
-    wsConfiguration.validateUTF8 = false
     var transportError: String?
     do {
-      try await WebSocketClient.connect(
-        url: configuration.engineURL, configuration: wsConfiguration, logger: logger
-      ) { inbound, outbound, _ in
+      let channel = try await WebSocketTransport.connect(
+        url: configuration.engineURL, limits: configuration.limits,
+        tls: configuration.tlsConfiguration, connectTimeout: configuration.connectTimeout,
+        logger: logger)
+      try await channel.executeThenClose { inbound, outbound in
         try await self.transport(inbound: inbound, outbound: outbound, frames: frames)
       }
     } catch {
@@ -230,70 +226,58 @@ public actor SocketIOClient {
     return (reason, wasConnected)
   }
 
+  /// Runs the transport until the server closes it, or until the session ended it and the
+  /// server answered the close (or `closeTimeout` passed). Packets arrive whole, decoded on
+  /// the channel's event loop (``EngineIOChannelHandler``): the actor is entered once per
+  /// packet.
   private func transport(
-    inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
+    inbound: NIOAsyncChannelInboundStream<TransportInbound>,
+    outbound: NIOAsyncChannelOutboundWriter<NIOWebSocket.WebSocketFrame>,
     frames: AsyncStream<[WebSocketFrame]>
   ) async throws {
-    let limits = configuration.limits
-    try await withThrowingTaskGroup(of: Void.self) { group in
+    let closeTimeout = configuration.closeTimeout
+    try await withThrowingTaskGroup(of: Bool.self) { group in
       group.addTask {
         for await batch in frames {
-          for frame in batch {
-            switch frame {
-            case .text(let text): try await outbound.write(.text(text))
-            case .binary(let bytes): try await outbound.write(.binary(ByteBuffer(bytes: bytes)))
-            }
-          }
+          try await outbound.write(contentsOf: batch.map(Self.wire))  // one flush a batch
         }
+        // The session ended the transport: a normal close, then the server's answer ends
+        // the inbound stream, or the time runs out.
+        try await outbound.write(
+          EngineIOChannelHandler.closeFrame(allocator: ByteBufferAllocator()))
+        try await Task.sleep(for: closeTimeout)
+        return true
       }
-      let logger = logger
       group.addTask {
-        // Frames are parsed and binary packets reassembled here, off the actor; the actor is
-        // entered once per complete packet.
-        var decoder = SocketIOPacketDecoder(limits: limits)
-        var messages = WebSocketMessageAssembler(maximumBytes: limits.maximumPayloadBytes)
-        for try await frame in inbound {
-          let message: (isText: Bool, payload: ByteBuffer)?
-          do {
-            message = try messages.append(frame.opcode, frame.data, fin: frame.fin)
-          } catch {
-            // The frames no longer make messages: the connection cannot go on.
-            logger.warning("Closing the connection: \(error)")
-            throw error
-          }
-          guard let (isText, payload) = message else { continue }
-          do {
-            if isText, payload.readableBytesView.first == UInt8(ascii: "4") {
-              // An Engine.IO message, by far the most frequent and the largest text: parsed
-              // in the frame's buffer, with no String made of it first.
-              let packet = try payload.withUnsafeReadableBytes { raw in
-                try decoder.decode(
-                  utf8: UnsafeBufferPointer(
-                    rebasing: raw.assumingMemoryBound(to: UInt8.self).dropFirst()))
-              }
-              guard let packet else { continue }
-              guard await self.receive(packet) else { return }
-              continue
-            }
-            let frame: WebSocketFrame =
-              isText ? .text(String(buffer: payload)) : .binary(Array(payload.readableBytesView))
-            let packet = try EngineIOPacket(frame: frame, limits: limits)
-            switch packet {
-            case .message, .binaryMessage:
-              guard let socketPacket = try decoder.decode(packet) else { continue }
-              guard await self.receive(socketPacket) else { return }
-            default:
-              guard await self.receive(packet) else { return }
-            }
-          } catch {
-            // A bad packet is dropped; the decoder is ready for the next one.
-            logger.warning("Dropped a malformed Socket.IO packet: \(error)")
+        var open = true
+        for try await item in inbound where open {
+          switch item {
+          case .engine(let packet): open = await self.receive(packet)
+          case .socket(let packet): open = await self.receive(packet)
           }
         }
+        return true
       }
-      group.addTask { try await self.watchdog() }
-      _ = try await group.next()
+      group.addTask {
+        try await self.watchdog()
+        return false  // the session closed: the writer closes the WebSocket
+      }
+      while let ends = try await group.next() {
+        if ends { break }
+      }
       group.cancelAll()
+    }
+  }
+
+  /// A frame as it goes out: masked, as every client frame must be.
+  private static func wire(_ frame: WebSocketFrame) -> NIOWebSocket.WebSocketFrame {
+    switch frame {
+    case .text(let text):
+      NIOWebSocket.WebSocketFrame(
+        fin: true, opcode: .text, maskKey: .random(), data: ByteBuffer(string: text))
+    case .binary(let bytes):
+      NIOWebSocket.WebSocketFrame(
+        fin: true, opcode: .binary, maskKey: .random(), data: ByteBuffer(bytes: bytes))
     }
   }
 

@@ -1,6 +1,6 @@
 import Logging
 import NIOCore
-import WSClient
+import NIOSSL
 
 /// How a ``SocketIOClient`` connects.
 public struct SocketIOClientConfiguration: Sendable {
@@ -19,7 +19,8 @@ public struct SocketIOClientConfiguration: Sendable {
   public var reconnection: ReconnectionPolicy
   /// Limits on what the server may send.
   public var limits: SocketIOLimits
-  /// How long to wait for the Engine.IO handshake after the WebSocket opened.
+  /// How long to wait for the TCP connection, and for the Engine.IO handshake after the
+  /// WebSocket opened.
   public var connectTimeout: Duration
   /// The acknowledgement timeout of ``SocketIOClient/emitWithAck(_:_:timeout:)`` when none is given.
   public var ackTimeout: Duration
@@ -31,6 +32,10 @@ public struct SocketIOClientConfiguration: Sendable {
   public var sleep: @Sendable (Duration) async throws -> Void
   /// A uniform random number in `0..<1` for the reconnection jitter. Replace it in tests.
   public var random: @Sendable () -> Double
+  /// TLS for `https`/`wss` URLs; nil (the default): the platform's trust roots and
+  /// `TLSConfiguration.makeClientConfiguration()`'s defaults. Set it to trust a private
+  /// certificate authority or to pin one.
+  public var tlsConfiguration: TLSConfiguration?
 
   /// Creates a configuration; only the URL is required.
   public init(

@@ -1,6 +1,5 @@
-import Logging
 import NIOCore
-import WSClient
+import NIOWebSocket
 
 /// Joins fragmented WebSocket frames into messages, within a size limit.
 struct WebSocketMessageAssembler {
@@ -17,7 +16,7 @@ struct WebSocketMessageAssembler {
   /// - Throws: ``SocketIOError`` `unexpectedFrame` for a continuation without a start or a
   ///   new message inside a fragmented one, `payloadTooLarge` beyond the limit; the
   ///   connection cannot go on after either.
-  mutating func append(_ opcode: WebSocketDataFrame.Opcode, _ data: ByteBuffer, fin: Bool)
+  mutating func append(_ opcode: WebSocketOpcode, _ data: ByteBuffer, fin: Bool)
     throws(SocketIOError) -> (Bool, ByteBuffer)?
   {
     switch opcode {
@@ -48,6 +47,8 @@ struct WebSocketMessageAssembler {
         fragments = ByteBuffer()
       }
       return (isText, fragments)
+    default:
+      throw SocketIOError(.unexpectedFrame, "a control frame (\(opcode)) is not data")
     }
   }
 }

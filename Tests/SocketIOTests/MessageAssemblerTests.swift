@@ -1,6 +1,6 @@
 import NIOCore
+import NIOWebSocket
 import Testing
-import WSClient
 
 @testable import SocketIO
 

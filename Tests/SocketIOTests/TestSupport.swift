@@ -1,5 +1,7 @@
 import Hummingbird
+import HummingbirdTLS
 import Logging
+import NIOSSL
 import SocketIO
 import SocketIOServer
 import Testing
@@ -75,14 +77,19 @@ struct LoopbackServer {
 
   var url: String { "http://127.0.0.1:\(port)" }
 
+  /// `tls`: serve `wss` with it (the URL's scheme stays `http`; a client turns `https` into
+  /// `wss`).
   static func start(
     _ configuration: SocketIOServerConfiguration = .init(), port: Int = 0,
+    tls: TLSConfiguration? = nil,
     onConnect: @escaping @Sendable (SocketIOServerSocket) async throws -> Void = { _ in }
   ) async throws -> LoopbackServer {
     let server = SocketIOServer(configuration: configuration, onConnect: onConnect)
     let (ports, portContinuation) = AsyncStream<Int>.makeStream()
     let app = Application(
-      router: Router(), server: server.httpServerBuilder,
+      router: Router(),
+      server: try tls.map { try .tls(server.httpServerBuilder, tlsConfiguration: $0) }
+        ?? server.httpServerBuilder,
       configuration: .init(address: .hostname("127.0.0.1", port: port)),
       onServerRunning: { channel in
         portContinuation.yield(channel.localAddress?.port ?? 0)

@@ -1,0 +1,118 @@
+import Logging
+import NIOCore
+import NIOWebSocket
+
+/// What the WebSocket under a Socket.IO client hands to the client: whole packets, decoded.
+enum TransportInbound: Sendable {
+  /// An Engine.IO control packet (open, ping, close, …).
+  case engine(EngineIOPacket)
+  /// A complete Socket.IO packet (a binary one with all its attachments).
+  case socket(SocketIOPacket)
+}
+
+/// The client's end of the WebSocket, on the channel's event loop: answers pings and closes,
+/// joins fragmented frames into messages and decodes them into Engine.IO and Socket.IO
+/// packets, so that the async side wakes once per packet, not once per frame (a batch of 50
+/// images as binary attachments is 51 frames and one packet).
+///
+/// A message that does not decode is dropped with a log line; frames that no longer make
+/// messages (a continuation without a start, a message over the limit) end the connection.
+final class EngineIOChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
+  typealias InboundIn = NIOWebSocket.WebSocketFrame
+  typealias InboundOut = TransportInbound
+  typealias OutboundOut = NIOWebSocket.WebSocketFrame
+
+  private let limits: SocketIOLimits
+  private let logger: Logger
+  private var messages: WebSocketMessageAssembler
+  private var decoder: SocketIOPacketDecoder
+  private var closing = false
+
+  init(limits: SocketIOLimits, logger: Logger) {
+    self.limits = limits
+    self.logger = logger
+    messages = WebSocketMessageAssembler(maximumBytes: limits.maximumPayloadBytes)
+    decoder = SocketIOPacketDecoder(limits: limits)
+  }
+
+  func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    let frame = unwrapInboundIn(data)
+    switch frame.opcode {
+    case .ping:
+      let pong = NIOWebSocket.WebSocketFrame(
+        fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData)
+      context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
+    case .pong:
+      break
+    case .connectionClose:
+      // The server closes: answer with its status code (or none), then end the connection.
+      guard !closing else {
+        context.close(promise: nil)
+        return
+      }
+      closing = true
+      var data = frame.unmaskedData
+      let code = data.readInteger(as: UInt16.self)
+      var reply = context.channel.allocator.buffer(capacity: 2)
+      if let code { reply.writeInteger(code) }
+      let close = NIOWebSocket.WebSocketFrame(
+        fin: true, opcode: .connectionClose, maskKey: .random(), data: reply)
+      context.writeAndFlush(wrapOutboundOut(close)).whenComplete { _ in
+        context.close(promise: nil)
+      }
+    case .text, .binary, .continuation:
+      let message: (Bool, ByteBuffer)?
+      do {
+        message = try messages.append(frame.opcode, frame.unmaskedData, fin: frame.fin)
+      } catch {
+        logger.warning("Closing the connection: \(error)")
+        context.close(promise: nil)
+        return
+      }
+      guard let (isText, payload) = message else { return }
+      do {
+        if let packet = try decode(isText: isText, payload) {
+          context.fireChannelRead(wrapInboundOut(packet))
+        }
+      } catch {
+        // A bad packet is dropped; the decoder is ready for the next one.
+        logger.warning("Dropped a malformed Socket.IO packet: \(error)")
+      }
+    default:
+      logger.warning("Closing the connection: a frame with the reserved opcode \(frame.opcode)")
+      context.close(promise: nil)
+    }
+  }
+
+  /// Sends a normal close (1000) once; the server's answer, or the shell's timeout, ends the
+  /// connection.
+  static func closeFrame(allocator: ByteBufferAllocator) -> NIOWebSocket.WebSocketFrame {
+    var data = allocator.buffer(capacity: 2)
+    data.writeInteger(UInt16(1000))
+    return NIOWebSocket.WebSocketFrame(
+      fin: true, opcode: .connectionClose, maskKey: .random(), data: data)
+  }
+
+  /// The packet a whole message makes, or nil while a binary packet waits for attachments.
+  private func decode(isText: Bool, _ payload: ByteBuffer) throws -> TransportInbound? {
+    if isText, payload.readableBytesView.first == UInt8(ascii: "4") {
+      // An Engine.IO message, by far the most frequent and the largest text: parsed in the
+      // frame's buffer, with no String made of it first.
+      let packet = try payload.withUnsafeReadableBytes { raw in
+        try decoder.decode(
+          utf8: UnsafeBufferPointer(
+            rebasing: raw.assumingMemoryBound(to: UInt8.self).dropFirst()))
+      }
+      return packet.map { .socket($0) }
+    }
+    let frame: WebSocketFrame =
+      isText ? .text(String(buffer: payload)) : .binary(Array(payload.readableBytesView))
+    let packet = try EngineIOPacket(frame: frame, limits: limits)
+    switch packet {
+    case .message, .binaryMessage:
+      return try decoder.decode(packet).map { .socket($0) }
+    default:
+      return .engine(packet)
+    }
+  }
+}

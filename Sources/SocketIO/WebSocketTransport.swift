@@ -1,0 +1,145 @@
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import NIOWebSocket
+
+/// The WebSocket a ``SocketIOClient`` runs Engine.IO over: a TCP (or TLS) connection upgraded
+/// with an HTTP/1.1 request, whose frames an ``EngineIOChannelHandler`` turns into packets on
+/// the event loop. The async side gets one element per packet.
+enum WebSocketTransport {
+  /// A connected transport: packets in, frames out.
+  typealias Channel = NIOAsyncChannel<TransportInbound, NIOWebSocket.WebSocketFrame>
+
+  /// Where a `ws://` or `wss://` URL points.
+  struct Endpoint: Equatable {
+    var secure: Bool
+    var host: String
+    var port: Int
+    /// The path and query of the request line (`/` when the URL has none).
+    var target: String
+
+    /// The Host header: the port only when it is not the scheme's own.
+    var hostHeader: String {
+      let host = self.host.contains(":") ? "[\(self.host)]" : self.host
+      return port == (secure ? 443 : 80) ? host : "\(host):\(port)"
+    }
+
+    /// Parses `ws://host[:port][/path][?query]` (or `wss://`); IPv6 hosts in brackets.
+    init(url: String) throws(SocketIOError) {
+      func invalid() -> SocketIOError {
+        SocketIOError(.connectionFailed, "not a WebSocket URL: \(url)")
+      }
+      let rest: Substring
+      if url.hasPrefix("ws://") {
+        secure = false
+        rest = url.dropFirst(5)
+      } else if url.hasPrefix("wss://") {
+        secure = true
+        rest = url.dropFirst(6)
+      } else {
+        throw invalid()
+      }
+      let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
+      let authority = rest[..<authorityEnd]
+      let path = rest[authorityEnd...]
+      target = path.isEmpty ? "/" : path.hasPrefix("?") ? "/" + path : String(path)
+      var hostPart = authority
+      var portPart: Substring?
+      if authority.hasPrefix("[") {
+        guard let close = authority.firstIndex(of: "]") else { throw invalid() }
+        hostPart = authority[authority.index(after: authority.startIndex)..<close]
+        let after = authority[authority.index(after: close)...]
+        if after.hasPrefix(":") {
+          portPart = after.dropFirst()
+        } else if !after.isEmpty {
+          throw invalid()
+        }
+      } else if let colon = authority.lastIndex(of: ":") {
+        hostPart = authority[..<colon]
+        portPart = authority[authority.index(after: colon)...]
+      }
+      guard !hostPart.isEmpty, !hostPart.contains("@") else { throw invalid() }
+      host = String(hostPart)
+      if let portPart {
+        guard let port = Int(portPart), (1...65_535).contains(port) else { throw invalid() }
+        self.port = port
+      } else {
+        port = secure ? 443 : 80
+      }
+    }
+
+    /// Whether the host is an IP address (no server name to send for TLS).
+    var hostIsAddress: Bool {
+      host.contains(":")
+        || host.split(separator: ".").count == 4
+          && host.split(separator: ".").allSatisfy { UInt8($0) != nil }
+    }
+  }
+
+  private enum Upgrade: Sendable {
+    case websocket(Channel)
+    case refused
+  }
+
+  /// Opens the WebSocket of `url`: TCP (TLS for `wss`), the HTTP upgrade, then the frame
+  /// handler. Fails with ``SocketIOError`` `connectionFailed` when the server refuses the
+  /// upgrade.
+  static func connect(
+    url: String, limits: SocketIOLimits, tls: TLSConfiguration?, connectTimeout: Duration,
+    logger: Logger, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+  ) async throws -> Channel {
+    let endpoint = try Endpoint(url: url)
+    let sslContext =
+      endpoint.secure ? try NIOSSLContext(configuration: tls ?? .makeClientConfiguration()) : nil
+    let serverName = endpoint.hostIsAddress ? nil : endpoint.host
+    let upgrade = try await ClientBootstrap(group: group)
+      .connectTimeout(.nanoseconds(max(1, connectTimeout.nanoseconds)))
+      .connect(host: endpoint.host, port: endpoint.port) { channel in
+        channel.eventLoop.makeCompletedFuture {
+          if let sslContext {
+            try channel.pipeline.syncOperations.addHandler(
+              NIOSSLClientHandler(context: sslContext, serverHostname: serverName))
+          }
+          let upgrader = NIOTypedWebSocketClientUpgrader<Upgrade>(
+            maxFrameSize: limits.maximumPayloadBytes,
+            upgradePipelineHandler: { channel, _ in
+              channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(
+                  EngineIOChannelHandler(limits: limits, logger: logger))
+                return Upgrade.websocket(try Channel(wrappingChannelSynchronously: channel))
+              }
+            })
+          var headers = HTTPHeaders()
+          headers.add(name: "Host", value: endpoint.hostHeader)
+          let request = HTTPRequestHead(
+            version: .http1_1, method: .GET, uri: endpoint.target, headers: headers)
+          var configuration = NIOUpgradableHTTPClientPipelineConfiguration(
+            upgradeConfiguration: NIOTypedHTTPClientUpgradeConfiguration(
+              upgradeRequestHead: request, upgraders: [upgrader],
+              notUpgradingCompletionHandler: { channel in
+                channel.eventLoop.makeCompletedFuture { Upgrade.refused }
+              }))
+          // Bytes right behind the 101 answer (the Engine.IO open packet) are frames.
+          configuration.leftOverBytesStrategy = .forwardBytes
+          return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
+            configuration: configuration)
+        }
+      }
+    switch try await upgrade.get() {
+    case .websocket(let channel): return channel
+    case .refused:
+      throw SocketIOError(.connectionFailed, "the server refused the WebSocket upgrade")
+    }
+  }
+}
+
+extension Duration {
+  /// The duration in whole nanoseconds (saturating).
+  fileprivate var nanoseconds: Int64 {
+    let (seconds, attoseconds) = components
+    let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+    return overflow ? .max : product &+ attoseconds / 1_000_000_000
+  }
+}
