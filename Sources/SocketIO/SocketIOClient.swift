@@ -34,6 +34,8 @@ public actor SocketIOClient {
   /// How many server pings this client has answered, over all its connections: a liveness
   /// measure.
   public var pingsAnswered: Int { session.pingsAnswered }
+  /// Who waits for a number of answered pings (``waitForPings(_:)``).
+  private var pingWaiters: [(count: Int, continuation: CheckedContinuation<Bool, Never>)] = []
   /// The decisions (``SocketIOSession``); this actor carries out its actions.
   private var session: SocketIOSession
   /// The session's time: the continuous clock from this origin.
@@ -70,6 +72,12 @@ public actor SocketIOClient {
   /// refused, or given up after ``ReconnectionPolicy/failureLimit`` failures. A stopped client
   /// starts afresh on ``connect()``.
   public var isStarted: Bool { runTask != nil }
+
+  /// Waits until the client stops on its own or by ``disconnect()`` (see ``isStarted``):
+  /// disconnected by the server, refused, or given up. Returns at once when not started.
+  public func waitUntilStopped() async {
+    await runTask?.value
+  }
 
   /// Starts connecting (and reconnecting) in the background. Does nothing when already started;
   /// after the client stopped (see ``isStarted``) it starts afresh, with a new failure count.
@@ -199,6 +207,7 @@ public actor SocketIOClient {
       setStatus(.disconnected(.clientDisconnect))  // stopped while waiting to reconnect
     }
     runTask = nil
+    resumePingWaiters(stopped: true)
   }
 
   /// Runs one transport connection to its end; returns why it ended and whether the
@@ -296,7 +305,23 @@ public actor SocketIOClient {
   /// One Engine.IO control packet; false when the transport should end.
   private func receive(_ packet: EngineIOPacket) -> Bool {
     perform(session.receive(packet, now: now))
+    if !pingWaiters.isEmpty { resumePingWaiters() }
     return session.isOpen
+  }
+
+  /// Waits until this client has answered `count` server pings over all its connections: true
+  /// then; false when the client stops first (see ``isStarted``).
+  public func waitForPings(_ count: Int) async -> Bool {
+    if session.pingsAnswered >= count { return true }
+    guard isStarted else { return false }
+    return await withCheckedContinuation { pingWaiters.append((count, $0)) }
+  }
+
+  private func resumePingWaiters(stopped: Bool = false) {
+    let answered = session.pingsAnswered
+    let done = pingWaiters.filter { stopped || $0.count <= answered }
+    pingWaiters.removeAll { stopped || $0.count <= answered }
+    for waiter in done { waiter.continuation.resume(returning: waiter.count <= answered) }
   }
 
   /// One Socket.IO packet; false when the transport should end.

@@ -319,6 +319,8 @@ final class EngineSession: Sendable {
     var nextAckID = 0
     var lastPong: ContinuousClock.Instant = .now
     var pongs = 0
+    /// Waiters for a number of pongs, resumed with true when it is reached, false on close.
+    var pongWaiters: [(count: Int, continuation: CheckedContinuation<Bool, Never>)] = []
     var closed = false
   }
 
@@ -339,9 +341,26 @@ final class EngineSession: Sendable {
   var pongs: Int { state.withLockedValue { $0.pongs } }
 
   func receivedPong() {
-    state.withLockedValue {
-      $0.lastPong = .now
-      $0.pongs += 1
+    let reached = state.withLockedValue { state in
+      state.lastPong = .now
+      state.pongs += 1
+      let pongs = state.pongs
+      defer { state.pongWaiters.removeAll { $0.count <= pongs } }
+      return state.pongWaiters.filter { $0.count <= pongs }.map(\.continuation)
+    }
+    for waiter in reached { waiter.resume(returning: true) }
+  }
+
+  /// Waits until the client answered `count` pings in all; false if the connection closes first.
+  func waitForPongs(_ count: Int) async -> Bool {
+    await withCheckedContinuation { continuation in
+      let answer = state.withLockedValue { state -> Bool? in
+        if state.pongs >= count { return true }
+        if state.closed { return false }
+        state.pongWaiters.append((count, continuation))
+        return nil
+      }
+      if let answer { continuation.resume(returning: answer) }
     }
   }
 
@@ -397,16 +416,21 @@ final class EngineSession: Sendable {
 
   /// Marks the session closed; fails pending acks; returns the sockets it had.
   func close() -> [SocketIOServerSocket] {
-    let (sockets, acks) = state.withLockedValue { state in
+    let (sockets, acks, pongWaiters) = state.withLockedValue { state in
       state.closed = true
       defer {
         state.sockets = [:]
         state.pendingAcks = [:]
+        state.pongWaiters = []
       }
-      return (Array(state.sockets.values), Array(state.pendingAcks.values))
+      return (
+        Array(state.sockets.values), Array(state.pendingAcks.values),
+        state.pongWaiters.map(\.continuation)
+      )
     }
     writer.finish()
     for ack in acks { ack.resume(throwing: SocketIOError(.notConnected, "the client left")) }
+    for waiter in pongWaiters { waiter.resume(returning: false) }
     for socket in sockets { socket.finish() }
     return sockets
   }

@@ -88,6 +88,13 @@ public final class SocketIOServerSocket: Sendable {
   /// How many pongs the client's transport has answered so far: a liveness measure.
   public var pongsReceived: Int { session.pongs }
 
+  /// Waits until the client's transport has answered `count` pings in all: true then, false
+  /// when the connection closes first (a client that stops answering is closed at the ping
+  /// timeout, so the wait is bounded while the server sends pings).
+  public func waitForPongs(_ count: Int) async -> Bool {
+    await session.waitForPongs(count)
+  }
+
   /// Drops the transport without a DISCONNECT packet, as a crash or a network failure
   /// would; a client reconnects after this.
   public func closeTransport() {

@@ -123,7 +123,7 @@ struct SwiftClientPythonServerTests {
     #expect(audioAnswer == [["bytes": 102, "user_id": "u 1"]])
 
     // Pings every 100 ms are answered and the connection stays up.
-    #expect(await eventually { await client.pingsAnswered >= 3 })
+    #expect(await client.waitForPings(3))
     #expect(await statuses.items.filter(isConnected).count == 1)
 
     try await client.emit("kick-me")
@@ -180,22 +180,18 @@ struct PythonClientSwiftServerTests {
 
   @Test("the python client's scenarios all pass against the Swift server")
   func scenarios() async throws {
+    let audioSeen = Recorder<Int>()
     let loopback = try await LoopbackServer.start(
       SocketIOServerConfiguration(pingInterval: .milliseconds(50), pingTimeout: .seconds(1))
     ) { socket in
       if socket.auth?["token"] == "bad" { throw SocketIOConnectionRefusal("not authorized") }
       socket.emit("welcome", ["first"])
       socket.emit("welcome", ["second", .binary([9, 9])])
-    }
-    let audioSeen = Recorder<Int>()
-    Task {
-      for await socket in loopback.server.connections {
-        Task { await Self.serve(socket, audioSeen: audioSeen) }
-      }
+      Task { await Self.serve(socket, audioSeen: audioSeen) }
     }
     let peer = try PythonPeer(["client", loopback.url])
     defer { peer.stop() }
-    let finished = await eventually(timeout: .seconds(90)) { peer.hasExited }
+    let finished = await peer.waitForExit(seconds: 90)
     let lines = peer.lines
     #expect(finished, "the python client did not finish: \(lines.suffix(20))")
     for scenario in Self.scenarios {
@@ -218,7 +214,7 @@ struct PythonClientSwiftServerTests {
         pingInterval: .milliseconds(400), pingTimeout: .milliseconds(400), sendsPings: false))
     let peer = try PythonPeer(["client-ping-timeout", loopback.url])
     defer { peer.stop() }
-    let finished = await eventually(timeout: .seconds(30)) { peer.hasExited }
+    let finished = await peer.waitForExit(seconds: 30)
     let lines = peer.lines
     #expect(finished && peer.exitStatus == 0, "\(lines.suffix(10))")
     #expect(lines.contains { $0.hasPrefix("PASS ping timeout") }, "\(lines.suffix(10))")
@@ -253,7 +249,7 @@ struct PythonClientSwiftServerTests {
           ["bytes": .number(Double(count)), "user_id": payload["user_id"] ?? .null]
         ])
       case "wait-for-pongs":
-        let ok = await eventually { socket.pongsReceived >= 3 }
+        let ok = await socket.waitForPongs(3)
         socket.emit("pongs-ok", [.bool(ok)])
       case "kick-me":
         socket.disconnect()

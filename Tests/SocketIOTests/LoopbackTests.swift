@@ -12,20 +12,17 @@ private func isConnected(_ status: SocketIOStatus) -> Bool {
 struct LoopbackTests {
   @Test("handshake, query, auth, events both ways with binary, acks both ways")
   func eventsAndAcks() async throws {
-    let loopback = try await LoopbackServer.start()
     // The server echoes: "echo" is acknowledged with its own arguments; "ping-me" is answered
     // with a "pong-you" event carrying the same arguments.
     let serverEvents = Recorder<String>()
-    Task {
-      for await socket in loopback.server.connections {
-        Task {
-          for await event in socket.events {
-            await serverEvents.append(event.name)
-            switch event.name {
-            case "echo": await event.ack(event.arguments)
-            case "ping-me": socket.emit("pong-you", event.arguments)
-            default: break
-            }
+    let loopback = try await LoopbackServer.start { socket in
+      Task {
+        for await event in socket.events {
+          await serverEvents.append(event.name)
+          switch event.name {
+          case "echo": await event.ack(event.arguments)
+          case "ping-me": socket.emit("pong-you", event.arguments)
+          default: break
           }
         }
       }
@@ -38,9 +35,9 @@ struct LoopbackTests {
     await client.connect()
     #expect(await statuses.wait { $0.contains(where: isConnected) })
 
-    let sockets = await eventually { loopback.server.connectedSockets.count == 1 }
+    let sockets = await loopback.sockets.wait { $0.count == 1 }
     #expect(sockets)
-    let socket = try #require(loopback.server.connectedSockets.first)
+    let socket = try #require(await loopback.sockets.items.first)
     #expect(socket.query["user_id"] == "u 1")
     #expect(socket.query["agent_id"] == "a&2")
     #expect(socket.auth == ["token": "secret"])
@@ -78,8 +75,8 @@ struct LoopbackTests {
     }
     await client.connect()
     #expect(await statuses.wait { $0.contains(where: isConnected) })
-    #expect(await eventually { loopback.server.connectedSockets.count == 1 })
-    let socket = try #require(loopback.server.connectedSockets.first)
+    #expect(await loopback.sockets.wait { $0.count == 1 })
+    let socket = try #require(await loopback.sockets.items.first)
     let answer = try await socket.emitWithAck("question", [7], timeout: .seconds(5))
     #expect(answer == ["answer", .binary([42]), 7])
     await client.disconnect()
@@ -129,8 +126,8 @@ struct LoopbackTests {
       clients.append(client)
       recorders.append(events)
     }
-    #expect(await eventually { loopback.server.connectedSockets.count == 2 })
-    for socket in loopback.server.connectedSockets {
+    #expect(await loopback.sockets.wait { $0.count == 2 })
+    for socket in await loopback.sockets.items {
       socket.send(packet)
       socket.emit("between", [1])
       socket.send(packet)
@@ -157,9 +154,9 @@ struct LoopbackTests {
     statuses.record(client.statusUpdates)
     await client.connect()
     #expect(await statuses.wait { $0.contains(where: isConnected) })
-    #expect(await eventually { loopback.server.connectedSockets.count == 1 })
-    let socket = try #require(loopback.server.connectedSockets.first)
-    #expect(await eventually { socket.pongsReceived >= 5 })
+    #expect(await loopback.sockets.wait { $0.count == 1 })
+    let socket = try #require(await loopback.sockets.items.first)
+    #expect(await socket.waitForPongs(5))
     let seen = await statuses.items
     #expect(seen.filter { if case .disconnected = $0 { true } else { false } }.isEmpty, "\(seen)")
     #expect(isConnected(await client.status))
@@ -192,8 +189,8 @@ struct LoopbackTests {
     statuses.record(client.statusUpdates)
     await client.connect()
     #expect(await statuses.wait { $0.contains(where: isConnected) })
-    #expect(await eventually { loopback.server.connectedSockets.count == 1 })
-    loopback.server.connectedSockets.first?.disconnect()
+    #expect(await loopback.sockets.wait { $0.count == 1 })
+    await loopback.sockets.items.first?.disconnect()
     #expect(await statuses.wait { $0.contains(.disconnected(.serverDisconnect)) })
     #expect(await client.status == .disconnected(.serverDisconnect))
     do {
@@ -218,8 +215,8 @@ struct LoopbackTests {
     events.record(client.events)
     await client.connect()
     #expect(await statuses.wait { $0.contains(where: isConnected) })
-    #expect(await eventually { loopback.server.connectedSockets.count == 1 })
-    let first = try #require(loopback.server.connectedSockets.first)
+    #expect(await loopback.sockets.wait { $0.count == 1 })
+    let first = try #require(await loopback.sockets.items.first)
     first.emit("before", ["drop"])
     #expect(await events.wait { $0.contains { $0.name == "before" } })
     first.closeTransport()
@@ -227,8 +224,8 @@ struct LoopbackTests {
     #expect(await statuses.wait { $0.filter(isConnected).count == 2 })
     #expect(await slept.items == [.seconds(1)])
     // Emits buffered while reconnecting reach the new connection.
-    #expect(await eventually { loopback.server.connectedSockets.contains { $0.id != first.id } })
-    let second = try #require(loopback.server.connectedSockets.first { $0.id != first.id })
+    #expect(await loopback.sockets.wait { $0.contains { $0.id != first.id } })
+    let second = try #require(await loopback.sockets.items.first { $0.id != first.id })
     second.emit("after", ["reconnect"])
     #expect(await events.wait { $0.contains { $0.name == "after" } })
     // Each event names the connection it came on: the sid of its CONNECT ack.

@@ -9,7 +9,7 @@ import Testing
 /// venv or the peer is missing, the tests fail with a message saying so: interoperability is
 /// never skipped.
 final class PythonPeer: Sendable {
-  private let process: PythonProcess
+  let process: PythonProcess
 
   /// Starts the peer with `arguments` (after the script path).
   init(_ arguments: [String]) throws {
@@ -26,6 +26,10 @@ final class PythonPeer: Sendable {
   /// Whether the process has exited.
   var hasExited: Bool { process.hasExited }
 
+  /// Waits, at most `seconds`, until the peer has exited and its output was read; returns
+  /// whether it did.
+  func waitForExit(seconds: Double) async -> Bool { await process.waitForExit(seconds: seconds) }
+
   /// The exit status (valid once exited).
   var exitStatus: Int32 { process.exitStatus }
 
@@ -36,11 +40,7 @@ final class PythonPeer: Sendable {
     let peer = try PythonPeer([
       "server", "--ping-interval", "\(pingInterval)", "--ping-timeout", "\(pingTimeout)",
     ])
-    let started = await eventually(timeout: .seconds(30)) {
-      peer.lines.contains { $0.hasPrefix("PORT ") } || peer.hasExited
-    }
-    guard started, let line = peer.lines.first(where: { $0.hasPrefix("PORT ") }),
-      let port = Int(line.dropFirst(5))
+    guard let line = await peer.process.waitForLine(startingWith: "PORT "), let port = Int(line)
     else {
       peer.stop()
       throw SocketIOError(

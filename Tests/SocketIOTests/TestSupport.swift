@@ -57,22 +57,13 @@ actor Recorder<Element: Sendable> {
   }
 }
 
-/// Waits, with a bound, until `condition` holds, checking every few milliseconds.
-func eventually(timeout: Duration = .seconds(10), _ condition: @Sendable () async -> Bool) async
-  -> Bool
-{
-  let deadline = ContinuousClock.now + timeout
-  while ContinuousClock.now < deadline {
-    if await condition() { return true }
-    try? await Task.sleep(for: .milliseconds(5))
-  }
-  return await condition()
-}
-
 /// A Socket.IO server on an ephemeral loopback port.
 struct LoopbackServer {
   let server: SocketIOServer
   let port: Int
+  /// Every socket that joined, in order (the server's ``SocketIOServer/connections``, read
+  /// here: a test hooks a socket's handling into `onConnect`).
+  let sockets: Recorder<SocketIOServerSocket>
   private let task: Task<Void, any Error>
 
   var url: String { "http://127.0.0.1:\(port)" }
@@ -102,7 +93,9 @@ struct LoopbackServer {
       task.cancel()
       throw SocketIOError(.connectionFailed, "the loopback server did not start")
     }
-    return LoopbackServer(server: server, port: port, task: task)
+    let sockets = Recorder<SocketIOServerSocket>()
+    sockets.record(server.connections)
+    return LoopbackServer(server: server, port: port, sockets: sockets, task: task)
   }
 
   func stop() async {

@@ -173,23 +173,23 @@ struct WebSocketTransportTests {
     -----END PRIVATE KEY-----
     """
 
-  func tlsServer() async throws -> LoopbackServer {
+  func tlsServer(
+    onConnect: @escaping @Sendable (SocketIOServerSocket) async throws -> Void = { _ in }
+  ) async throws -> LoopbackServer {
     let certificate = try NIOSSLCertificate(bytes: Array(Self.certificate.utf8), format: .pem)
     let key = try NIOSSLPrivateKey(bytes: Array(Self.privateKey.utf8), format: .pem)
     return try await LoopbackServer.start(
       tls: .makeServerConfiguration(
-        certificateChain: [.certificate(certificate)], privateKey: .privateKey(key)))
+        certificateChain: [.certificate(certificate)], privateKey: .privateKey(key)),
+      onConnect: onConnect)
   }
 
   @Test("wss: a client trusting the server's certificate connects and exchanges events")
   func secureRoundTrip() async throws {
-    let loopback = try await tlsServer()
-    Task {
-      for await socket in loopback.server.connections {
-        Task {
-          for await event in socket.events where event.name == "echo" {
-            await event.ack(event.arguments)
-          }
+    let loopback = try await tlsServer { socket in
+      Task {
+        for await event in socket.events where event.name == "echo" {
+          await event.ack(event.arguments)
         }
       }
     }
@@ -222,7 +222,7 @@ struct WebSocketTransportTests {
         $0.contains { if case .failed = $0 { true } else { false } }
       })
     #expect(await !statuses.items.contains { if case .connected = $0 { true } else { false } })
-    #expect(loopback.server.connectedSockets.isEmpty)
+    #expect(await loopback.sockets.items.isEmpty)
     await client.disconnect()
     await loopback.stop()
   }
