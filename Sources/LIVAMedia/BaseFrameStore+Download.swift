@@ -162,15 +162,12 @@ extension BaseFrameStore {
       entry.touchedOnDisk = true
       state.animations[animation] = entry
       state.statistics.diskBytes += data.count
-      var victims: [AnimationName] = []
-      var total = state.statistics.diskBytes
-      let candidates = state.animations
-        .filter { $0.key != animation && $0.value.current != nil && !protected.contains($0.key) }
-        .sorted { $0.value.lastUsed < $1.value.lastUsed }
-      for (name, candidate) in candidates where total > diskByteLimit {
-        victims.append(name)
-        total -= candidate.current?.bytes ?? 0
-      }
+      let victims = Self.evictionPlan(
+        cached: state.animations.compactMap { name, entry in
+          entry.current.map { (name, $0.bytes, entry.lastUsed) }
+        },
+        totalBytes: state.statistics.diskBytes, limit: diskByteLimit,
+        keeping: protected.union([animation]))
       return (replaced, victims)
     }
     if let replaced {
@@ -183,5 +180,23 @@ extension BaseFrameStore {
       removeFromDisk(victim)
       state.withLock { $0.statistics.evictions += 1 }
     }
+  }
+
+  /// The animations to delete so that the cache fits `limit` bytes: the least recently used
+  /// first (`lastUsed`: a use counter), never one of `keeping` (the idle loops, the animation
+  /// just stored). A pure decision; the store carries it out.
+  static func evictionPlan(
+    cached: [(name: AnimationName, bytes: Int, lastUsed: Int)], totalBytes: Int, limit: Int,
+    keeping: Set<AnimationName>
+  ) -> [AnimationName] {
+    var victims: [AnimationName] = []
+    var total = totalBytes
+    let candidates = cached.filter { !keeping.contains($0.name) }
+      .sorted { ($0.lastUsed, $0.name.rawValue) < ($1.lastUsed, $1.name.rawValue) }
+    for candidate in candidates where total > limit {
+      victims.append(candidate.name)
+      total -= candidate.bytes
+    }
+    return victims
   }
 }

@@ -74,8 +74,9 @@ struct EventReader {
     -> Int?
   {
     lenient(member) { (value) throws(LIVAProtocolError) -> Int in
-      if case .string(let text) = value {
-        guard let number = Double(text) else {
+      if case .string = value {
+        // Decimal text only, as everywhere a number is read tolerantly: "0x10" is not 16.
+        guard let number = value.numberOrDecimalText else {
           throw wrongType(value, expected: "an integer", at: Self.join(parent, key))
         }
         return try int(.number(number), max: limits.maximumIndex, at: Self.join(parent, key))

@@ -437,4 +437,22 @@ struct BaseFrameStoreTests {
     #expect((4..<7).allSatisfy { store.decodedFrame($0, of: .idleForward) == nil })
     #expect(store.statistics.memoryBytes == frameBytes * 3)
   }
+
+  @Test("the disk eviction plan: least recently used first until the cache fits, never a kept one")
+  func evictionPlan() throws {
+    let a = try AnimationName(parsing: "hi_1_s_hi_1_e")
+    let b = try AnimationName(parsing: "talking_1_s_talking_1_e")
+    let c = try AnimationName(parsing: "idle_1_e_talking_1_s")
+    let cached = [(a, 10, 1), (b, 20, 3), (c, 30, 2), (.idleForward, 40, 0)].map {
+      (name: $0.0, bytes: $0.1, lastUsed: $0.2)
+    }
+    let plan = { (limit: Int, keeping: Set<AnimationName>) in
+      BaseFrameStore.evictionPlan(
+        cached: cached, totalBytes: 100, limit: limit, keeping: keeping)
+    }
+    #expect(plan(60, [.idleForward]) == [a, c])  // 100 → 90 → 60
+    #expect(plan(100, []) == [])
+    #expect(plan(0, [.idleForward]) == [a, c, b])  // all that may go, and no more
+    #expect(plan(95, [a]) == [.idleForward])  // the oldest that may go
+  }
 }

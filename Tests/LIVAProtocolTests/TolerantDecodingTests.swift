@@ -57,6 +57,24 @@ struct TolerantDecodingTests {
     #expect(frames[0].spriteIndexFolder == 0)
   }
 
+  @Test(
+    "an informational integer as text is read as decimal only: hex, infinity or padded text is a field issue and absent"
+  )
+  func informationalIntegerText() throws {
+    for (text, expected) in [("12", 12), ("0x10", nil), ("inf", nil), (" 7", nil), ("1e1", 10)] {
+      guard case .object(var fields) = receiveAudio(frames: [productionFrame(7)]) else { return }
+      fields["master_chunk_index"] = .string(text)
+      let payload = WireValue.object(fields)
+      let (event, issues) = try decode("receive_audio", payload)
+      guard case .audioChunk(let chunk)? = event else {
+        Issue.record("\(text): \(String(describing: event))")
+        continue
+      }
+      #expect(chunk.masterChunkIndex == expected, "\(text)")
+      #expect(issues.map(\.fieldPath) == (expected == nil ? ["master_chunk_index"] : []), "\(text)")
+    }
+  }
+
   @Test("informational fields read tolerantly: numbers ⇄ strings, 7.0, null and booleans as absent")
   func informationalFields() throws {
     let frame: WireValue = [
