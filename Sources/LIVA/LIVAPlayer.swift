@@ -197,7 +197,7 @@ public final class LIVAPlayer: Sendable {
   /// Asks the base-frame store for the current window (on its worker).
   private func updateWindow() {
     let window = windowFrames
-    prefetcher.request(window.map { ($0.animation, $0.index) })
+    prefetcher.request(window)
   }
 
   /// Handles one decoded LIVA event (speech, images, requests). Base-animation download
@@ -265,12 +265,12 @@ public final class LIVAPlayer: Sendable {
       case .playedOverlays:
         overlays.purgeUnowned()
       case .decodedFramesBehind:
-        baseFrames.purgeMemory(keeping: windowFrames.map { ($0.animation, $0.index) })
+        baseFrames.purgeMemory(keeping: windowFrames)
       case .decodedFrames:
         let onScreen = state.withLock { $0.core.engine.lastDrawnFrame }
         baseFrames.purgeMemory(
-          keeping: [(AnimationName.idleForward, 0)]
-            + (onScreen.map { [($0.animation, $0.index)] } ?? []))
+          keeping: [BaseFrameRef(animation: .idleForward, index: 0)]
+            + (onScreen.map { [BaseFrameRef(animation: $0.animation, index: $0.index)] } ?? []))
       }
     }
     logger.info("[LIVA] memory purged", metadata: ["steps": "\(steps)"])
@@ -434,7 +434,8 @@ public final class LIVAPlayer: Sendable {
       }
       let compositor = drawing.compositor!
       compositor.render(
-        base: base, baseKey: "\(frame.animation)#\(frame.index)", overlays: placed)
+        base: base, baseKey: BaseFrameRef(animation: frame.animation, index: frame.index),
+        overlays: placed)
       let pixels =
         drawing.pool.passesThrough
         ? compositor.frame.pixels : compositor.withFrame { drawing.pool.take(copying: $0) }

@@ -79,23 +79,6 @@ public struct ChunkPlan: Hashable, Sendable {
   }
 }
 
-/// One base frame: an animation and a frame index in it.
-public struct BaseFrameRef: Hashable, Sendable, CustomStringConvertible {
-  /// The base animation.
-  public var animation: AnimationName
-  /// The frame's index in it.
-  public var index: Int
-
-  /// Creates a reference.
-  public init(animation: AnimationName, index: Int) {
-    self.animation = animation
-    self.index = index
-  }
-
-  /// `animation#index`.
-  public var description: String { "\(animation)#\(index)" }
-}
-
 /// What the engine is doing.
 public enum EngineMode: String, Hashable, Sendable, CaseIterable {
   /// No idle animation is available yet: nothing can be drawn.

@@ -1,11 +1,13 @@
 import LIVAProtocol
 
 /// The windows of base frames the store's prefetchers asked for: what is pending per owner,
-/// the window each last set, and whether a worker is bringing frames in.
+/// the window each last set, and whose worker is bringing frames in. Each owner drains on its
+/// own scheduler: one player's window never waits for another's (with an inline scheduler, a
+/// request returns with its own window decoded).
 struct PrefetchWindows {
-  var pending: [Int: [(AnimationName, Int)]] = [:]
-  var windows: [Int: [(AnimationName, Int)]] = [:]
-  var running = false
+  var pending: [Int: [BaseFrameRef]] = [:]
+  var windows: [Int: [BaseFrameRef]] = [:]
+  var running: Set<Int> = []
   /// The next owner number (0 is the store's own ``BaseFrameStore/prefetch(_:scheduler:)``).
   var nextOwner = 1
 }
@@ -39,7 +41,7 @@ public final class BaseFramePrefetcher: Sendable {
   /// once. A newer request replaces what this one had not reached yet. A window larger than
   /// the store's memory (``BaseFrameStore/memoryByteLimit``) is cut where it stops fitting:
   /// its less urgent end is not decoded rather than pushing out its more urgent start.
-  public func request(_ frames: [(AnimationName, Int)]) {
+  public func request(_ frames: [BaseFrameRef]) {
     store.request(frames, owner: owner, scheduler: scheduler)
   }
 

@@ -131,22 +131,22 @@ extension BaseFrameStore {
   /// Brings a window of frames into memory on a worker of `scheduler`, as the store's own
   /// ``BaseFramePrefetcher`` (a player has one of its own): see
   /// ``BaseFramePrefetcher/request(_:)``. Returns at once.
-  public func prefetch(_ frames: [(AnimationName, Int)], scheduler: any DecodeScheduler) {
+  public func prefetch(_ frames: [BaseFrameRef], scheduler: any DecodeScheduler) {
     request(frames, owner: 0, scheduler: scheduler)
   }
 
   /// Whether no prefetch is pending or running.
-  public var isPrefetchIdle: Bool { prefetching.withLock { !$0.running && $0.pending.isEmpty } }
+  public var isPrefetchIdle: Bool {
+    prefetching.withLock { $0.running.isEmpty && $0.pending.isEmpty }
+  }
 
-  /// Sets `owner`'s window and starts a worker unless one is running.
-  func request(_ frames: [(AnimationName, Int)], owner: Int, scheduler: any DecodeScheduler) {
+  /// Sets `owner`'s window and starts its worker unless it is running.
+  func request(_ frames: [BaseFrameRef], owner: Int, scheduler: any DecodeScheduler) {
     let start = prefetching.withLock { work -> Bool in
       work.pending[owner] = frames
-      guard !work.running else { return false }
-      work.running = true
-      return true
+      return work.running.insert(owner).inserted
     }
-    if start { scheduler.schedule { self.drainPrefetch() } }
+    if start { scheduler.schedule { self.drainPrefetch(owner: owner) } }
   }
 
   /// Forgets `owner`'s window: its frames stay only while another window holds them.
@@ -157,27 +157,27 @@ extension BaseFrameStore {
     }
   }
 
-  func drainPrefetch() {
+  /// Brings `owner`'s newest window in, until it asks for no other.
+  func drainPrefetch(owner: Int) {
     while true {
-      let next = prefetching.withLock {
-        work -> (Int, [(AnimationName, Int)], keep: [(AnimationName, Int)])? in
-        guard let owner = work.pending.keys.min(),
-          let window = work.pending.removeValue(forKey: owner)
-        else {
-          work.running = false
+      let next = prefetching.withLock { work -> (window: [BaseFrameRef], keep: [BaseFrameRef])? in
+        guard let window = work.pending.removeValue(forKey: owner) else {
+          work.running.remove(owner)
           return nil
         }
         work.windows[owner] = window
-        return (owner, window, work.windows.values.flatMap { $0 })
+        // Every window, and every window asked for and not taken yet, stays.
+        return (window, work.windows.values.flatMap { $0 } + work.pending.values.flatMap { $0 })
       }
-      guard let (owner, window, keep) = next else { return }
+      guard let (window, keep) = next else { return }
       // What no window holds any more goes first: memory holds the windows and no more.
       purgeMemory(keeping: keep)
       // Bytes of this window in memory so far, and the size of one frame once known: what
       // would not fit is not decoded (it would push out the window's own, more urgent frames).
       var bytes = 0
       var frameSize = 0
-      for (name, index) in window {
+      for wanted in window {
+        let (name, index) = (wanted.animation, wanted.index)
         if let image = decodedFrame(index, of: name) {
           bytes += image.byteCount
           frameSize = max(frameSize, image.byteCount)
@@ -191,7 +191,7 @@ extension BaseFrameStore {
         // A newer window of the same owner replaces this one: go on with it at once.
         if prefetching.withLock({ $0.pending[owner] != nil }) { break }
       }
-      for (name, index) in window.reversed() { _ = decodedFrame(index, of: name) }
+      for wanted in window.reversed() { _ = decodedFrame(wanted.index, of: wanted.animation) }
     }
   }
 
@@ -214,10 +214,12 @@ extension BaseFrameStore {
 
   /// Drops every decoded frame except `frames` (memory pressure: keep what is on screen and
   /// idle frame 0, or the window ahead); the disk is untouched.
-  public func purgeMemory(keeping frames: [(AnimationName, Int)]) {
+  public func purgeMemory(keeping frames: [BaseFrameRef]) {
     let ids = state.withLock { state in state.animations.compactMapValues { $0.current?.id } }
     decoded.purge(
       keeping: Set(
-        frames.compactMap { name, index in ids[name].map { Self.key(name, $0, index) } }))
+        frames.compactMap { frame in
+          ids[frame.animation].map { Self.key(frame.animation, $0, frame.index) }
+        }))
   }
 }

@@ -69,7 +69,7 @@ public final class Compositor {
   public private(set) var frame: RGBAImage
 
   private var scaledBase: RGBAImage?
-  private var lastBaseKey: String?
+  private var lastBaseKey: AnyHashable?
   private var dirty: [PixelBox] = []
   private var geometryCache: [GeometryKey: OverlayGeometry] = [:]
   /// Bytes of masks in ``geometryCache``; the cache is emptied above 8 MiB.
@@ -114,11 +114,13 @@ public final class Compositor {
 
   /// Renders `overlays` over `base` into ``frame``.
   ///
-  /// - Parameter baseKey: identifies the base frame's content (e.g. `"idle_1_s_idle_1_e/12"`);
-  ///   when equal to the previous call's key, the base is assumed unchanged and only overlay
-  ///   regions are redrawn. Pass nil to force a full redraw.
+  /// - Parameter baseKey: identifies the base frame's content (a player passes its
+  ///   ``LIVAProtocol/BaseFrameRef``); when equal to the previous call's key, the base is
+  ///   assumed unchanged and only overlay regions are redrawn. Pass nil to force a full redraw.
   @discardableResult
-  public func render(base: RGBAImage, baseKey: String?, overlays: [PlacedOverlay]) -> RenderKind {
+  public func render(base: RGBAImage, baseKey: AnyHashable?, overlays: [PlacedOverlay])
+    -> RenderKind
+  {
     let kind: RenderKind
     if let baseKey, baseKey == lastBaseKey, let scaledBase {
       for box in dirty { copy(box, from: scaledBase) }

@@ -185,3 +185,21 @@ extension AnimationName: Codable {
     try container.encode(rawValue)
   }
 }
+
+/// One base frame: an animation and a frame index in it. The engine plans with it, the player
+/// asks the base-frame store for it, the compositor knows its base by it.
+public struct BaseFrameRef: Hashable, Sendable, CustomStringConvertible {
+  /// The base animation.
+  public var animation: AnimationName
+  /// The frame's index in it.
+  public var index: Int
+
+  /// Creates a reference.
+  public init(animation: AnimationName, index: Int) {
+    self.animation = animation
+    self.index = index
+  }
+
+  /// `animation#index`.
+  public var description: String { "\(animation)#\(index)" }
+}

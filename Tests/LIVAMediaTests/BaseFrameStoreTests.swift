@@ -382,7 +382,7 @@ struct BaseFrameStoreTests {
     let store = try BaseFrameStore(root: root, memoryByteLimit: frameBytes * 3)
     try download(store, .idleForward, frames(8))
     // Most urgent first: frame 0 (idle's first), then the playhead's next frames.
-    let window = [0, 5, 6, 7, 1, 2, 3].map { (AnimationName.idleForward, $0) }
+    let window = [0, 5, 6, 7, 1, 2, 3].map { BaseFrameRef(animation: .idleForward, index: $0) }
     store.prefetch(window, scheduler: InlineDecodeScheduler())
     #expect(store.decodedFrame(0, of: .idleForward) != nil)
     #expect(store.decodedFrame(5, of: .idleForward) != nil)
@@ -392,7 +392,8 @@ struct BaseFrameStoreTests {
     #expect(store.statistics.diskLoads == 3)
     // A later window with other frames pushes out the old ones, never its own.
     store.prefetch(
-      [(.idleForward, 0), (.idleForward, 1), (.idleForward, 2)], scheduler: InlineDecodeScheduler())
+      (0...2).map { BaseFrameRef(animation: .idleForward, index: $0) },
+      scheduler: InlineDecodeScheduler())
     #expect((0...2).allSatisfy { store.decodedFrame($0, of: .idleForward) != nil })
   }
 
@@ -403,11 +404,15 @@ struct BaseFrameStoreTests {
     let frameBytes = 32 * 20 * 4
     let store = try BaseFrameStore(root: root, memoryByteLimit: frameBytes * 8)
     try download(store, .idleForward, frames(8))
-    store.prefetch((0..<4).map { (.idleForward, $0) }, scheduler: InlineDecodeScheduler())
+    store.prefetch(
+      (0..<4).map { BaseFrameRef(animation: .idleForward, index: $0) },
+      scheduler: InlineDecodeScheduler())
     #expect(store.statistics.memoryBytes == frameBytes * 4)
     // The playhead moved on by two frames: 0 and 1 are behind it and go, though they fit.
     let held = try #require(store.decodedFrame(1, of: .idleForward))
-    store.prefetch((2..<6).map { (.idleForward, $0) }, scheduler: InlineDecodeScheduler())
+    store.prefetch(
+      (2..<6).map { BaseFrameRef(animation: .idleForward, index: $0) },
+      scheduler: InlineDecodeScheduler())
     #expect(store.statistics.memoryBytes == frameBytes * 4)
     #expect(store.decodedFrame(0, of: .idleForward) == nil)
     #expect(store.decodedFrame(1, of: .idleForward) == nil)
@@ -427,13 +432,14 @@ struct BaseFrameStoreTests {
     let first = BaseFramePrefetcher(store: store, scheduler: InlineDecodeScheduler())
     var second: BaseFramePrefetcher? = BaseFramePrefetcher(
       store: store, scheduler: InlineDecodeScheduler())
-    first.request((0..<3).map { (.idleForward, $0) })
-    second?.request((4..<7).map { (.idleForward, $0) })
-    first.request((1..<4).map { (.idleForward, $0) })  // frame 0 left the first window only
+    first.request((0..<3).map { BaseFrameRef(animation: .idleForward, index: $0) })
+    second?.request((4..<7).map { BaseFrameRef(animation: .idleForward, index: $0) })
+    // Frame 0 left the first window only.
+    first.request((1..<4).map { BaseFrameRef(animation: .idleForward, index: $0) })
     #expect(store.decodedFrame(0, of: .idleForward) == nil)
     #expect((1..<7).allSatisfy { store.decodedFrame($0, of: .idleForward) != nil })
     second = nil
-    first.request((1..<4).map { (.idleForward, $0) })
+    first.request((1..<4).map { BaseFrameRef(animation: .idleForward, index: $0) })
     #expect((4..<7).allSatisfy { store.decodedFrame($0, of: .idleForward) == nil })
     #expect(store.statistics.memoryBytes == frameBytes * 3)
   }
@@ -454,5 +460,33 @@ struct BaseFrameStoreTests {
     #expect(plan(100, []) == [])
     #expect(plan(0, [.idleForward]) == [a, c, b])  // all that may go, and no more
     #expect(plan(95, [a]) == [.idleForward])  // the oldest that may go
+  }
+
+  /// A scheduler that keeps its jobs until told to run them.
+  final class HeldScheduler: DecodeScheduler, @unchecked Sendable {
+    // @unchecked: `jobs` is only touched on the test's thread.
+    var jobs: [@Sendable () -> Void] = []
+    func schedule(_ work: @escaping @Sendable () -> Void) { jobs.append(work) }
+  }
+
+  @Test("a prefetcher's window never waits for another's worker: each drains on its own scheduler")
+  func prefetchersDrainApart() throws {
+    let root = try TestSupport.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: root) }
+    let store = try BaseFrameStore(root: root, memoryByteLimit: 32 * 20 * 4 * 8)
+    try download(store, .idleForward, frames(8))
+    let held = HeldScheduler()
+    let slow = BaseFramePrefetcher(store: store, scheduler: held)
+    let inline = BaseFramePrefetcher(store: store, scheduler: InlineDecodeScheduler())
+    slow.request((0..<2).map { BaseFrameRef(animation: .idleForward, index: $0) })
+    inline.request((4..<6).map { BaseFrameRef(animation: .idleForward, index: $0) })
+    // The inline request returned with its own window in, though the other's worker waits.
+    #expect(store.decodedFrame(4, of: .idleForward) != nil)
+    #expect(store.decodedFrame(5, of: .idleForward) != nil)
+    #expect(store.decodedFrame(0, of: .idleForward) == nil && !store.isPrefetchIdle)
+    for job in held.jobs { job() }
+    #expect((0..<2).allSatisfy { store.decodedFrame($0, of: .idleForward) != nil })
+    #expect((4..<6).allSatisfy { store.decodedFrame($0, of: .idleForward) != nil })
+    #expect(store.isPrefetchIdle)
   }
 }
