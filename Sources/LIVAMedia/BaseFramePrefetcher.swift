@@ -44,7 +44,4 @@ public final class BaseFramePrefetcher: Sendable {
   public func request(_ frames: [BaseFrameRef]) {
     store.request(frames, owner: owner, scheduler: scheduler)
   }
-
-  /// Whether the store has no prefetch pending or running (for any prefetcher).
-  public var isIdle: Bool { store.isPrefetchIdle }
 }

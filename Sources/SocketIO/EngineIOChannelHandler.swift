@@ -52,11 +52,8 @@ final class EngineIOChannelHandler: ChannelInboundHandler, RemovableChannelHandl
       }
       closing = true
       var data = frame.unmaskedData
-      let code = data.readInteger(as: UInt16.self)
-      var reply = context.channel.allocator.buffer(capacity: 2)
-      if let code { reply.writeInteger(code) }
-      let close = NIOWebSocket.WebSocketFrame(
-        fin: true, opcode: .connectionClose, maskKey: .random(), data: reply)
+      let close = Self.closeFrame(
+        code: data.readInteger(as: UInt16.self), allocator: context.channel.allocator)
       context.writeAndFlush(wrapOutboundOut(close)).whenComplete { _ in
         context.close(promise: nil)
       }
@@ -84,11 +81,14 @@ final class EngineIOChannelHandler: ChannelInboundHandler, RemovableChannelHandl
     }
   }
 
-  /// Sends a normal close (1000) once; the server's answer, or the shell's timeout, ends the
+  /// A masked close frame with `code` (1000: a normal close; nil: no status code). The shell
+  /// sends the normal one once; the server's answer, or the shell's timeout, ends the
   /// connection.
-  static func closeFrame(allocator: ByteBufferAllocator) -> NIOWebSocket.WebSocketFrame {
+  static func closeFrame(code: UInt16? = 1000, allocator: ByteBufferAllocator)
+    -> NIOWebSocket.WebSocketFrame
+  {
     var data = allocator.buffer(capacity: 2)
-    data.writeInteger(UInt16(1000))
+    if let code { data.writeInteger(code) }
     return NIOWebSocket.WebSocketFrame(
       fin: true, opcode: .connectionClose, maskKey: .random(), data: data)
   }
