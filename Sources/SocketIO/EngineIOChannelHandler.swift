@@ -17,15 +17,17 @@ enum TransportInbound: Sendable {
 ///
 /// A message that does not decode is dropped with a log line; frames that no longer make
 /// messages (a continuation without a start, a message over the limit) end the connection.
-final class EngineIOChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
+final class EngineIOChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
   typealias InboundIn = NIOWebSocket.WebSocketFrame
   typealias InboundOut = TransportInbound
+  typealias OutboundIn = NIOWebSocket.WebSocketFrame
   typealias OutboundOut = NIOWebSocket.WebSocketFrame
 
   private let limits: SocketIOLimits
   private let logger: Logger
   private var messages: WebSocketMessageAssembler
   private var decoder: SocketIOPacketDecoder
+  /// A close frame went out (ours, or our answer to the server's): none is sent again.
   private var closing = false
 
   init(limits: SocketIOLimits, logger: Logger) {
@@ -45,7 +47,8 @@ final class EngineIOChannelHandler: ChannelInboundHandler, RemovableChannelHandl
     case .pong:
       break
     case .connectionClose:
-      // The server closes: answer with its status code (or none), then end the connection.
+      // The server closes: answer with its status code (or none), then end the connection;
+      // when it answers our close, only end it.
       guard !closing else {
         context.close(promise: nil)
         return
@@ -79,6 +82,13 @@ final class EngineIOChannelHandler: ChannelInboundHandler, RemovableChannelHandl
       logger.warning("Closing the connection: a frame with the reserved opcode \(frame.opcode)")
       context.close(promise: nil)
     }
+  }
+
+  /// Passes frames out, noting a close: the server's answer to it then only ends the
+  /// connection.
+  func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    if unwrapOutboundIn(data).opcode == .connectionClose { closing = true }
+    context.write(data, promise: promise)
   }
 
   /// A masked close frame with `code` (1000: a normal close; nil: no status code). The shell

@@ -105,6 +105,23 @@ struct EngineIOChannelHandlerTests {
   }
 
   @Test(
+    "after the client's own close, the server's answer ends the connection with no second close"
+  )
+  func answerToOurClose() throws {
+    let channel = try channel()
+    try channel.writeOutbound(
+      EngineIOChannelHandler.closeFrame(allocator: channel.allocator))
+    let ours = try #require(try channel.readOutbound(as: Frame.self))
+    #expect(ours.opcode == .connectionClose)
+    var code = ByteBuffer()
+    code.writeInteger(UInt16(1000))
+    try channel.writeInbound(Frame(fin: true, opcode: .connectionClose, data: code))
+    #expect(try channel.readOutbound(as: Frame.self) == nil)  // a close is sent once
+    channel.embeddedEventLoop.run()
+    #expect(!channel.isActive)
+  }
+
+  @Test(
     "frames that no longer make messages, a message over the limit, a reserved opcode: the connection closes",
     arguments: [0, 1, 2, 3])
   func brokenFramesClose(_ variant: Int) throws {
