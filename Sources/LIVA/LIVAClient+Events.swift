@@ -163,6 +163,7 @@ extension LIVAClient {
         state.downloading.insert(name)
         return true
       }
+      changes.signal()
       if ask { await emit(.requestSpecificBaseAnimation(name, agentID: configuration.agentID)) }
     }
     protectedState.withLock { $0.tasks.append(task) }

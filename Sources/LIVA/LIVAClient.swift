@@ -48,6 +48,9 @@ public final class LIVAClient: Sendable {
     var texts: [MessageID: String] = [:]
     /// Failed downloads and when to ask for them again.
     var retries: DownloadRetries
+    /// The player's feed, signalled after every change of the client too (state, downloads,
+    /// events): see ``LIVAClient/changes``.
+    let changes: ChangeFeed
   }
 
   /// The configuration.
@@ -78,14 +81,16 @@ public final class LIVAClient: Sendable {
     } catch {
       throw LIVAClientError(.cache, "cannot open \(configuration.cacheDirectory.path): \(error)")
     }
-    let state = Locked(State(retries: DownloadRetries(policy: configuration.downloadRetry)))
+    let changes = ChangeFeed()
+    let state = Locked(
+      State(retries: DownloadRetries(policy: configuration.downloadRetry), changes: changes))
     self.protectedState = state
     var playerConfiguration = configuration.player
     playerConfiguration.baseFrameBudget = configuration.decodedFrameByteLimit
     player = LIVAPlayer(
       configuration: playerConfiguration, baseFrames: store, audio: audio, surface: surface,
       logger: configuration.logger, createdAt: created,
-      decodeScheduler: configuration.decodeScheduler
+      decodeScheduler: configuration.decodeScheduler, changes: changes
     ) { action in
       switch action {
       case .chunkQueued(let id) where id.index == 0:
@@ -150,6 +155,11 @@ public final class LIVAClient: Sendable {
   /// Accounting of the pipeline.
   public var metrics: PlayerMetrics { player.metrics }
 
+  /// Signalled after every change of what the client and its player report (``state``,
+  /// ``pendingDownloads``, an event, the player's inputs and decode workers): wait on it with
+  /// ``ChangeFeed/wait(timeout:until:)`` rather than polling.
+  package var changes: ChangeFeed { player.changes }
+
   /// Every event from now on (see ``LIVAEvent``). Each call makes a new stream; it keeps the
   /// newest 256 events when the reader falls behind.
   public var events: AsyncStream<LIVAEvent> {
@@ -164,8 +174,11 @@ public final class LIVAClient: Sendable {
   }
 
   static func emit(_ event: LIVAEvent, in state: Locked<State>) {
-    let continuations = state.withLock { Array($0.eventContinuations.values) }
+    let (continuations, changes) = state.withLock {
+      (Array($0.eventContinuations.values), $0.changes)
+    }
     for continuation in continuations { continuation.yield(event) }
+    changes.signal()
   }
 
   /// Feeds the state machine; a new state goes to every ``states`` stream and ``events``.
@@ -175,7 +188,10 @@ public final class LIVAClient: Sendable {
       guard let newState = state.machine.apply(input) else { return nil }
       return (newState, Array(state.continuations.values))
     }
-    guard let (newState, continuations) = changed else { return }
+    guard let (newState, continuations) = changed else {
+      state.withLock { $0.changes }.signal()
+      return
+    }
     for continuation in continuations { continuation.yield(newState) }
     emit(.stateChanged(newState), in: state)
     if case .error(let error) = newState { emit(.error(error), in: state) }
@@ -224,13 +240,17 @@ public final class LIVAClient: Sendable {
     let events = Task { [self] in
       for await event in socket.events {
         await handle(event)
+        changes.signal()
         // A backend that asked for an acknowledgement (to pace or to retry) gets one once the
         // event is taken in, whatever it held: as python-socketio's own client answers.
         if event.wantsAck { await event.ack([]) }
       }
     }
     let statuses = Task { [self] in
-      for await status in socket.statusUpdates { await handle(status, of: socket) }
+      for await status in socket.statusUpdates {
+        await handle(status, of: socket)
+        changes.signal()
+      }
     }
     protectedState.withLock { $0.tasks = [events, statuses] }
     await socket.connect()

@@ -60,7 +60,7 @@ public final class LIVAPlayer: Sendable {
     public init() {}
   }
 
-  private struct State {
+  struct State {
     var core: PlayerCore
     let started: ContinuousClock.Instant
   }
@@ -72,18 +72,24 @@ public final class LIVAPlayer: Sendable {
   /// The decoded overlay images.
   public let overlays: OverlayImageStore
   private let ingest: Locked<IngestPipeline?>
-  private let compositor: Locked<(compositor: Compositor?, pool: FramePool)>
-  private let state: Locked<State>
+  let compositor: Locked<(compositor: Compositor?, pool: FramePool)>
+  let state: Locked<State>
   /// Held while an audio action is carried out: a start checks, inside it, that its chunk was
   /// not interrupted since the tick that decided it, so it can never land after the stop.
   private let audioGate = Locked(())
   private let audio: any AudioOutput
   private let surface: any RenderSurface
-  private let logger: Logger
+  let logger: Logger
   private let observer: (@Sendable (EngineAction) -> Void)?
   private let decodeScheduler: any DecodeScheduler
   /// This player's window of decoded base frames in the store.
   private let prefetcher: BaseFramePrefetcher
+  /// Signalled after every input, after a tick that notified an engine action (mode changes,
+  /// speaking started or ended), after the first frame was presented, and whenever a decode worker finishes (an overlay decoded or
+  /// failed, the window of base frames in memory): what waits on the player's readings
+  /// (``isIngestIdle``, ``isPreloadIdle``, ``metrics``, ``readyAnimations``, ``mode``)
+  /// re-checks then.
+  package let changes: ChangeFeed
 
   /// Creates a player drawing `baseFrames` and received overlays into `surface`, playing
   /// chunk audio on `audio`.
@@ -94,7 +100,7 @@ public final class LIVAPlayer: Sendable {
   ///   ``InlineDecodeScheduler`` decodes on the submitting thread, for deterministic tests.
   /// - Parameter observer: called with every engine action after it was carried out (speaking
   ///   started or ended, chunk finished, mode changes, warnings), outside the player's locks.
-  public init(
+  public convenience init(
     configuration: Configuration = Configuration(), baseFrames: BaseFrameStore,
     audio: any AudioOutput, surface: any RenderSurface,
     logger: Logger = Logger(label: "liva.player", factory: { _ in SwiftLogNoOpLogHandler() }),
@@ -102,7 +108,22 @@ public final class LIVAPlayer: Sendable {
     decodeScheduler: (any DecodeScheduler)? = nil,
     observer: (@Sendable (EngineAction) -> Void)? = nil
   ) {
+    self.init(
+      configuration: configuration, baseFrames: baseFrames, audio: audio, surface: surface,
+      logger: logger, createdAt: createdAt, decodeScheduler: decodeScheduler,
+      changes: ChangeFeed(), observer: observer)
+  }
+
+  /// Creates a player as the public initializer does, signalling `changes` (which its owner
+  /// may signal too: a client signals its own changes on its player's feed).
+  package init(
+    configuration: Configuration, baseFrames: BaseFrameStore, audio: any AudioOutput,
+    surface: any RenderSurface, logger: Logger, createdAt: ContinuousClock.Instant,
+    decodeScheduler: (any DecodeScheduler)?, changes: ChangeFeed,
+    observer: (@Sendable (EngineAction) -> Void)?
+  ) {
     self.configuration = configuration
+    self.changes = changes
     self.observer = observer
     self.baseFrames = baseFrames
     self.audio = audio
@@ -124,11 +145,14 @@ public final class LIVAPlayer: Sendable {
     }
     self.ingest = Locked(nil)
     self.decodeScheduler = decodeScheduler ?? ConcurrentDecodeScheduler()
-    self.prefetcher = BaseFramePrefetcher(store: baseFrames, scheduler: self.decodeScheduler)
+    self.prefetcher = BaseFramePrefetcher(store: baseFrames, scheduler: self.decodeScheduler) {
+      changes.signal()
+    }
     let pipeline = IngestPipeline(
       store: overlays, configuration: configuration.ingest, scheduler: decodeScheduler
     ) { [state, logger] event in
       Self.handle(event, state: state, logger: logger)
+      changes.signal()
     }
     ingest.withLock { $0 = pipeline }
     refreshAnimations()
@@ -144,7 +168,7 @@ public final class LIVAPlayer: Sendable {
   public var framePoolAllocations: Int { compositor.withLock { $0.pool.allocations } }
 
   /// Whether the window of base frames ahead is in memory (no prefetch pending or running).
-  public var isPreloadIdle: Bool { baseFrames.isPrefetchIdle }
+  public var isPreloadIdle: Bool { prefetcher.isIdle }
 
   /// Whether no overlay image is waiting for or being decoded.
   public var isIngestIdle: Bool {
@@ -181,7 +205,7 @@ public final class LIVAPlayer: Sendable {
     for name in BaseFrameStore.priorityOrder + Array(names) {
       if let entry = baseFrames.cachedEntry(name) { counts[name] = entry.frameCount }
     }
-    execute(state.withLock { $0.core.setAvailableAnimations(counts) })
+    input { $0.setAvailableAnimations(counts) }
   }
 
   /// The base frames decoded ahead now, most urgent first, as many as
@@ -205,14 +229,17 @@ public final class LIVAPlayer: Sendable {
   /// came on a connection that dropped before the last ``connectionRestored()`` (see
   /// ``PlayerCore/handle(_:fromLostConnection:)``).
   public func handle(_ event: ServerEvent, fromLostConnection: Bool = false) {
-    execute(state.withLock { $0.core.handle(event, fromLostConnection: fromLostConnection) })
+    input { $0.handle(event, fromLostConnection: fromLostConnection) }
   }
 
   /// Counts and logs the problems a tolerant decode of `event` noted (a field's value or a
   /// frame dropped; see ``LIVAProtocol/ServerEvent/decode(name:arguments:limits:issues:)``).
   public func noteIssues(_ issues: [LIVAProtocolError]) {
     guard !issues.isEmpty else { return }
-    state.withLock { $0.core.noteIssues(issues) }
+    input { core in
+      core.noteIssues(issues)
+      return []
+    }
     // One line per event (a batch can have a bad field in each of 50 frames): what was
     // dropped, by scope and code, and the first problem in full; the rest at debug.
     let counts = Dictionary(grouping: issues) { "\($0.scope.rawValue).\($0.code)" }
@@ -231,60 +258,33 @@ public final class LIVAPlayer: Sendable {
   /// out (its audio, the mouths that are decoded), then the avatar returns to idle; nothing
   /// waits for a chunk that cannot come. A reconnect starts clean: the next message is new.
   public func connectionLost() {
-    execute(state.withLock { $0.core.connectionLost() })
+    input { $0.connectionLost() }
   }
 
   /// Interrupts the current message (a new message from this side): stops its audio, releases
   /// its images, and returns the avatar to idle through the animation graph. Its later chunks
   /// are dropped.
   public func interrupt() {
-    execute(state.withLock { $0.core.interrupt() })
+    input { $0.interrupt() }
   }
 
   /// The connection is back: messages from now on can be streamed to their end again.
   public func connectionRestored() {
-    state.withLock { $0.core.connectionRestored() }
-  }
-
-  /// Frees memory under pressure at the level ``LifecyclePolicy`` says: the steps of
-  /// ``PurgeStep/steps(for:)``. What is dropped is decoded again when needed, off the render
-  /// thread; a frame not back in time is a hold, never a blank.
-  public func purgeMemory(_ level: LifecyclePolicy.PurgeLevel) {
-    purgeMemory(PurgeStep.steps(for: level))
-  }
-
-  /// Frees memory under pressure, the steps in the order given: the frame pool's buffers,
-  /// images no queued or playing chunk uses (played, or never claimed), decoded base frames
-  /// outside the window ahead, or every decoded base frame but the one on screen and idle
-  /// frame 0.
-  public func purgeMemory(_ steps: [PurgeStep]) {
-    for step in steps {
-      switch step {
-      case .framePoolSpares:
-        compositor.withLock { $0.pool.releaseBuffers() }
-      case .playedOverlays:
-        overlays.purgeUnowned()
-      case .decodedFramesBehind:
-        baseFrames.purgeMemory(keeping: windowFrames)
-      case .decodedFrames:
-        let onScreen = state.withLock { $0.core.engine.lastDrawnFrame }
-        baseFrames.purgeMemory(
-          keeping: [BaseFrameRef(animation: .idleForward, index: 0)]
-            + (onScreen.map { [BaseFrameRef(animation: $0.animation, index: $0.index)] } ?? []))
-      }
+    input { core in
+      core.connectionRestored()
+      return []
     }
-    logger.info("[LIVA] memory purged", metadata: ["steps": "\(steps)"])
   }
 
   /// Pauses: the picture holds and the chunk's audio pauses with it, at the last tick.
   public func pause() {
-    execute(state.withLock { $0.core.pause() })
+    input { $0.pause() }
   }
 
   /// Resumes after ``pause()``: picture and audio go on together from where they stopped (the
   /// next tick has delta 0, so nothing jumps).
   public func resume() {
-    execute(state.withLock { $0.core.resume() })
+    input { $0.resume() }
   }
 
   /// Whether the player is paused (``pause()`` or the debug step mode).
@@ -314,12 +314,15 @@ public final class LIVAPlayer: Sendable {
 
   /// Asks for a base animation (e.g. `hi_1_s_hi_1_e`) when the avatar is idle.
   public func play(_ animation: AnimationName) {
-    execute(state.withLock { $0.core.play(animation) })
+    input { $0.play(animation) }
   }
 
   /// Counts an event that failed validation (the transport logs and drops it).
   public func noteRejectedEvent(_ error: LIVAProtocolError? = nil) {
-    state.withLock { $0.core.noteRejectedEvent(error) }
+    input { core in
+      core.noteRejectedEvent(error)
+      return []
+    }
   }
 
   /// The render path: one display tick at display time `now`. Never waits for a decode.
@@ -336,8 +339,16 @@ public final class LIVAPlayer: Sendable {
 
   // MARK: - Carrying out the core's effects
 
+  /// An input: changes the core, carries out its effects, then signals ``changes``.
+  private func input(_ change: (inout PlayerCore) -> [PlayerCore.Effect]) {
+    execute(state.withLock { change(&$0.core) })
+    changes.signal()
+  }
+
   /// Carries out the core's effects in order, outside the lock.
   private func execute(_ effects: [PlayerCore.Effect]) {
+    var notified = false
+    defer { if notified { changes.signal() } }
     for effect in effects {
       switch effect {
       case .decode(let overlays, let chunk):
@@ -377,6 +388,7 @@ public final class LIVAPlayer: Sendable {
         updateWindow()
       case .notify(let action):
         observer?(action)
+        notified = true
       case .log(let level, let message, let metadata):
         logger.log(
           level: level, "\(message)",
@@ -444,7 +456,8 @@ public final class LIVAPlayer: Sendable {
     let position = frame.chunk.flatMap { chunk in
       audio.position(at: time).flatMap { $0.chunk == chunk ? $0.position : nil }
     }
-    state.withLock { state in
+    let first = state.withLock { state -> Bool in
+      let first = !state.core.hasPresented
       let started = state.started
       state.core.presented(
         frame, at: time, audioPosition: position, frameBytes: base.pixels.count,
@@ -453,10 +466,13 @@ public final class LIVAPlayer: Sendable {
           return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds)
             * 1e-18
         }())
+      return first
     }
     surface.present(
       RenderedFrame(
         time: time, width: width, height: height, pixels: pixels,
         content: frame, audioPosition: position))
+    // The first frame is a change a waiter may look for (``PlayerMetrics/timeToFirstFrame``).
+    if first { changes.signal() }
   }
 }

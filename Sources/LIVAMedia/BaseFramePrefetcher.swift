@@ -24,11 +24,16 @@ public final class BaseFramePrefetcher: Sendable {
   public let store: BaseFrameStore
   private let scheduler: any DecodeScheduler
   private let owner: Int
+  private let onIdle: (@Sendable () -> Void)?
 
-  /// A prefetcher for `store`, decoding on `scheduler`'s workers.
-  public init(store: BaseFrameStore, scheduler: any DecodeScheduler) {
+  /// A prefetcher for `store`, decoding on `scheduler`'s workers; `onIdle` runs on the worker
+  /// each time the newest window asked for is in memory (``isIdle`` turned true).
+  public init(
+    store: BaseFrameStore, scheduler: any DecodeScheduler, onIdle: (@Sendable () -> Void)? = nil
+  ) {
     self.store = store
     self.scheduler = scheduler
+    self.onIdle = onIdle
     owner = store.prefetching.withLock { work in
       defer { work.nextOwner += 1 }
       return work.nextOwner
@@ -42,6 +47,10 @@ public final class BaseFramePrefetcher: Sendable {
   /// the store's memory (``BaseFrameStore/memoryByteLimit``) is cut where it stops fitting:
   /// its less urgent end is not decoded rather than pushing out its more urgent start.
   public func request(_ frames: [BaseFrameRef]) {
-    store.request(frames, owner: owner, scheduler: scheduler)
+    store.request(frames, owner: owner, scheduler: scheduler, onIdle: onIdle)
   }
+
+  /// Whether this prefetcher's window is in memory: no request pending or being brought in
+  /// (other prefetchers of the store may still be at work).
+  public var isIdle: Bool { store.isPrefetchIdle(owner: owner) }
 }

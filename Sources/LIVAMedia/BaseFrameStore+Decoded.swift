@@ -140,13 +140,27 @@ extension BaseFrameStore {
     prefetching.withLock { $0.running.isEmpty && $0.pending.isEmpty }
   }
 
-  /// Sets `owner`'s window and starts its worker unless it is running.
-  func request(_ frames: [BaseFrameRef], owner: Int, scheduler: any DecodeScheduler) {
+  /// Whether `owner` has no window pending or being brought in.
+  func isPrefetchIdle(owner: Int) -> Bool {
+    prefetching.withLock { !$0.running.contains(owner) && $0.pending[owner] == nil }
+  }
+
+  /// Sets `owner`'s window and starts its worker unless it is running; `onIdle` runs on the
+  /// worker each time it has brought every window asked for in.
+  func request(
+    _ frames: [BaseFrameRef], owner: Int, scheduler: any DecodeScheduler,
+    onIdle: (@Sendable () -> Void)? = nil
+  ) {
     let start = prefetching.withLock { work -> Bool in
       work.pending[owner] = frames
       return work.running.insert(owner).inserted
     }
-    if start { scheduler.schedule { self.drainPrefetch(owner: owner) } }
+    if start {
+      scheduler.schedule {
+        self.drainPrefetch(owner: owner)
+        onIdle?()
+      }
+    }
   }
 
   /// Forgets `owner`'s window: its frames stay only while another window holds them.

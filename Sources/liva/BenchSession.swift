@@ -146,18 +146,15 @@ struct BenchSession: AsyncParsableCommand {
       surface: CallbackSurface(retaining: 0) { _ in }, createdAt: created)
     link.start { player.tick(now: $0) }
     defer { link.stop() }
-    let deadline = ContinuousClock.now + .seconds(5)
-    while player.metrics.timeToFirstFrame == nil, ContinuousClock.now < deadline {
-      try await Task.sleep(for: .milliseconds(1))
+    _ = await player.changes.wait(timeout: .seconds(5)) {
+      player.metrics.timeToFirstFrame != nil
     }
     guard let seconds = player.metrics.timeToFirstFrame else {
       throw ValidationError("no first frame within 5 s")
     }
     // The next run starts on a quiet machine: this player's window finishes decoding first.
     link.stop()
-    while !store.isPrefetchIdle, ContinuousClock.now < deadline {
-      try await Task.sleep(for: .milliseconds(1))
-    }
+    _ = await player.changes.wait(timeout: .seconds(5)) { player.isPreloadIdle }
     return (seconds * 1000, Double(opened.components.attoseconds) / 1e15)
   }
 

@@ -56,16 +56,6 @@ final class NullSurface: RenderSurface {
   func present(_ frame: RenderedFrame) {}
 }
 
-/// Waits (polling, bounded) for a condition that other threads make true.
-func waitUntil(timeout: Double, _ condition: () -> Bool) async -> Bool {
-  let deadline = Date().addingTimeInterval(timeout)
-  while Date() < deadline {
-    if condition() { return true }
-    try? await Task.sleep(for: .milliseconds(20))
-  }
-  return condition()
-}
-
 func configuration(_ options: SessionOptions) -> LIVAConfiguration {
   var configuration = LIVAConfiguration(
     serverURL: options.serverURL, userID: options.userID, agentID: options.agentID,
@@ -81,7 +71,7 @@ func configuration(_ options: SessionOptions) -> LIVAConfiguration {
 /// Connects, downloads what the cache lacks, and waits until every animation is in.
 func connectAndLoad(_ client: LIVAClient) async throws {
   await client.connect()
-  let ready = await waitUntil(timeout: 120) {
+  let ready = await client.changes.wait(timeout: .seconds(120)) {
     client.state == .ready && client.pendingDownloads == 0
   }
   guard ready else {
@@ -132,17 +122,17 @@ func runSession(_ options: SessionOptions) async throws {
     // warm cache nothing is downloaded, so ask for it here unless it is already playing.
     progress("  waving hello")
     if player.mode == .idle { client.play(hi) }
-    _ = await waitUntil(timeout: 3) { player.mode != .idle }
-    _ = await waitUntil(timeout: 10) { player.mode == .idle }
+    _ = await player.changes.wait(timeout: .seconds(3)) { player.mode != .idle }
+    _ = await player.changes.wait(timeout: .seconds(10)) { player.mode == .idle }
   }
   for (number, text) in options.messages.enumerated() {
     progress("  saying (\(number + 1)/\(options.messages.count)): \(text)")
     try await client.sendMessage(text)
-    let started = await waitUntil(timeout: 30) {
+    let started = await player.changes.wait(timeout: .seconds(30)) {
       player.metrics.audioEndsReceived > number && player.mode != .idle
     }
     if !started { progress("  (no speech came back for this message)") }
-    _ = await waitUntil(timeout: 60) { player.mode == .idle }
+    _ = await player.changes.wait(timeout: .seconds(60)) { player.mode == .idle }
     try await Task.sleep(for: .milliseconds(700))
   }
   await client.disconnect()

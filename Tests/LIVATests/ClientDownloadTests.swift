@@ -38,13 +38,18 @@ struct ClientDownloadTests {
       "liva-downloads-\(UUID().uuidString)")
   }
 
-  /// Collects a client's events in the background.
+  /// Collects a client's events in the background, signalling the client's change feed after
+  /// each (so a wait on the feed sees the event counted).
   final class Events: Sendable {
     let seen = Locked<[LIVAEvent]>([])
     init(_ client: LIVAClient) {
       let stream = client.events
+      let changes = client.changes
       Task { [seen] in
-        for await event in stream { seen.withLock { $0.append(event) } }
+        for await event in stream {
+          seen.withLock { $0.append(event) }
+          changes.signal()
+        }
       }
     }
     var downloadErrors: Int {
@@ -66,7 +71,7 @@ struct ClientDownloadTests {
     // The last animation asked for is in (within the retry's 1 s wait).
     let last = try AnimationName(parsing: "hi_1_e_idle_1_s")
     #expect(
-      await eventually {
+      await until(client.changes) {
         events.downloadErrors == 1 && client.player.baseFrames.isAvailable(last)
       })
     // While the retry waits, the download is still pending: nobody takes the avatar for loaded.
@@ -74,7 +79,7 @@ struct ClientDownloadTests {
       client.pendingDownloads > 0 || client.player.baseFrames.isAvailable(.idleForward),
       "a retry to come is a pending download")
     #expect(
-      await eventually {
+      await until(client.changes) {
         client.state == .ready && client.pendingDownloads == 0
           && client.player.baseFrames.isAvailable(.idleForward)
       })
@@ -91,7 +96,7 @@ struct ClientDownloadTests {
       let client = try Self.client(port: first.port, cacheRoot: root)
       await client.connect()
       try #require(
-        await eventually {
+        await until(client.changes) {
           client.state == .ready && client.pendingDownloads == 0
             && client.player.readyAnimations.count >= 6
         })
@@ -114,8 +119,8 @@ struct ClientDownloadTests {
     let animations = client.player.readyAnimations.count
     await client.connect()
     // Every animation: its first try and two retries fail; then the client stops asking.
-    #expect(await eventually { events.downloadErrors == animations * 3 })
-    #expect(await eventually { client.pendingDownloads == 0 })
+    #expect(await until(client.changes) { events.downloadErrors == animations * 3 })
+    #expect(await until(client.changes) { client.pendingDownloads == 0 })
     #expect(events.downloadErrors == animations * 3)
     #expect(client.state == .ready)
     #expect(client.player.baseFrames.cachedEntry(.idleForward)?.version == old)
@@ -167,7 +172,7 @@ struct ClientCacheKeyTests {
       let client = try ClientDownloadTests.client(port: server.port, cacheRoot: root)
       await client.connect()
       try #require(
-        await eventually {
+        await until(client.changes) {
           client.state == .ready && client.pendingDownloads == 0
             && client.player.readyAnimations.count >= 6
         })

@@ -167,14 +167,14 @@ struct ClientStateTests {
   ) async throws {
     await client.connect()
     try #require(
-      await eventually {
+      await until(client.changes) {
         client.state == .ready && client.pendingDownloads == 0
           && client.player.readyAnimations.count >= 6 && client.player.isPreloadIdle
       })
     link.tick(at: 0)
     try await client.sendMessage("Hello there, nice to meet you.")
     try #require(
-      await eventually {
+      await until(client.changes) {
         client.player.metrics.audioEndsReceived >= 1 && client.player.isIngestIdle
       })
   }
@@ -187,7 +187,7 @@ struct ClientStateTests {
     let events = client.events
     try await connectAndReceive(client, link: link, server: server)
     server.backend.socketServer.connectedSockets.first?.closeTransport()
-    try #require(await eventually { client.state == .connecting })
+    try #require(await until(client.changes) { client.state == .connecting })
 
     var seen: [LIVAState] = []
     var now = 0.0
@@ -219,7 +219,7 @@ struct ClientStateTests {
     first.closeTransport()
     // Reconnected, and the manifest of the new connection handled (nothing left to download).
     try #require(
-      await eventually {
+      await until(client.changes) {
         server.backend.socketServer.connectedSockets.contains { $0.id != first.id }
           && client.pendingDownloads == 0 && client.state != .connecting
       })

@@ -81,7 +81,7 @@ struct EndToEndTests {
       configuration: clientConfiguration, displayLink: link, audio: audio,
       surface: CallbackSurface { frames.all.append($0) })
     await client.connect()
-    let ready = await eventually {
+    let ready = await until(client.changes) {
       client.state == .ready && client.pendingDownloads == 0
         && client.player.readyAnimations.count >= 6 && client.player.isPreloadIdle
     }
@@ -97,7 +97,7 @@ struct EndToEndTests {
   /// Sends a message and waits until all of it has arrived and been decoded.
   func say(_ text: String, in rig: Rig, expectedEnds: Int) async throws {
     try await rig.client.sendMessage(text)
-    let delivered = await eventually {
+    let delivered = await until(rig.player.changes) {
       rig.player.metrics.audioEndsReceived >= expectedEnds && rig.player.isIngestIdle
     }
     try #require(
@@ -252,7 +252,9 @@ struct EndToEndTests {
   func greeting() async throws {
     var rig = try await makeRig(greets: true)
     #expect(
-      await eventually { !rig.player.pendingAnimationRequests.isEmpty && rig.player.isPreloadIdle })
+      await until(rig.player.changes) {
+        !rig.player.pendingAnimationRequests.isEmpty && rig.player.isPreloadIdle
+      })
     rig.run(for: 6)
     let hi = try AnimationName(parsing: "hi_1_s_hi_1_e")
     let count = try #require(rig.backend.pack.frameCount(of: hi), "the pack has no greeting")
@@ -282,7 +284,7 @@ struct EndToEndTests {
     }
     try #require(reconnected == true, "the client did not drop and come back within 30 s")
     #expect(
-      await eventually {
+      await until(rig.player.changes) {
         rig.player.metrics.chunksReceived == 1 && rig.player.overlays.statistics.count > 0
           && rig.player.isIngestIdle
       })
@@ -329,7 +331,7 @@ struct EndToEndTests {
     let rig = try await makeRig(faults: faults)
     let all = rig.backend.pack.animations.count
     #expect(
-      await eventually {
+      await until(rig.client.changes) {
         rig.client.pendingDownloads == 0 && rig.player.readyAnimations.count == all
       },
       "\(rig.player.readyAnimations.count) of \(all) animations, \(rig.client.pendingDownloads) pending"

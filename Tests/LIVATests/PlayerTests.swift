@@ -103,16 +103,14 @@ func planned(_ frames: [OverlayFrame], chunk index: Int, seconds: Double) -> Ser
       animations: [ChunkAnimation(animationName: plan[0].animationName, sections: [plan])]))
 }
 
-/// Waits until a condition holds, at most `timeout` of real time (polling every 10 ms): for work
-/// on other threads, not for timing. The limit is the clock's, not a count of polls, so a loaded
-/// machine does not shorten it; callers fail with their own message when it returns false.
-func eventually(timeout: Duration = .seconds(30), _ condition: () -> Bool) async -> Bool {
-  let deadline = ContinuousClock.now + timeout
-  while ContinuousClock.now < deadline {
-    if condition() { return true }
-    try? await Task.sleep(for: .milliseconds(10))
-  }
-  return condition()
+/// Waits until `condition` holds, checking it now and after every change signalled on `feed`
+/// (a client's or player's ``ChangeFeed``: state, downloads, events, inputs, decode workers),
+/// never by polling. `timeout` of real time bounds a wait for what never comes; callers fail
+/// with their own message when it returns false.
+func until(
+  _ feed: ChangeFeed, timeout: Duration = .seconds(30), _ condition: () -> Bool
+) async -> Bool {
+  await feed.wait(timeout: timeout, until: condition)
 }
 
 /// Runs `body` for at most `timeout` of real time: its result, or nil when the time ran out (the
@@ -523,5 +521,40 @@ struct PlayerTests {
     // All three were handed over before the first one started.
     #expect(audio.startedWhenPrepared == [0, 0, 0])
     #expect(audio.base.segments.map(\.chunk) == audio.prepared)
+  }
+}
+
+/// The player's change feed: what tests and the tool wait on instead of polling.
+@Suite("Player change feed", .timeLimit(.minutes(1)))
+struct PlayerChangeFeedTests {
+  @Test("the window of base frames coming into memory on a worker wakes a waiter on isPreloadIdle")
+  func preloadIdleWakes() async throws {
+    let avatar = try FixtureAvatar(preload: false)
+    let scheduler = PlayerTests.ManualDecodeScheduler()
+    let (player, _, _, _) = try PlayerTests().makePlayer(avatar: avatar, scheduler: scheduler)
+    #expect(!player.isPreloadIdle)
+    let before = player.changes.generation
+    scheduler.runAll()
+    #expect(player.isPreloadIdle)
+    #expect(player.changes.generation > before)
+    #expect(await until(player.changes, timeout: .seconds(1)) { player.isPreloadIdle })
+  }
+
+  @Test("a decode worker finishing wakes a waiter on isIngestIdle; each input signals")
+  func ingestIdleWakes() async throws {
+    let scheduler = PlayerTests.ManualDecodeScheduler()
+    let (player, _, _, _) = try PlayerTests().makePlayer(scheduler: scheduler)
+    scheduler.runAll()
+    let frames = try wireFrames(count: 4, tag: "feed")
+    var seen = player.changes.generation
+    player.handle(.frameImagesBatch(FrameImagesBatch(frames: frames, chunkIndex: 0, batchIndex: 0)))
+    #expect(player.changes.generation > seen)
+    #expect(!player.isIngestIdle)
+    seen = player.changes.generation
+    let waiter = Task { await until(player.changes) { player.isIngestIdle } }
+    scheduler.runAll()
+    #expect(player.changes.generation > seen)
+    #expect(await waiter.value)
+    #expect(player.overlays.statistics.count > 0)
   }
 }

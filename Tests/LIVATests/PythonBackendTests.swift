@@ -76,7 +76,7 @@ struct PythonBackendTests {
       configuration: configuration, displayLink: link, audio: audio,
       surface: CallbackSurface { frames.all.append($0) })
     await client.connect()
-    let ready = await eventually {
+    let ready = await until(client.changes) {
       client.state == .ready && client.pendingDownloads == 0
         && client.player.readyAnimations.count >= 6 && client.player.isPreloadIdle
     }
@@ -94,7 +94,7 @@ struct PythonBackendTests {
   /// Sends `text` and waits until `ends` messages have fully arrived and been decoded.
   func say(_ text: String, in rig: Rig, ends: Int) async throws {
     try await rig.client.sendMessage(text)
-    let delivered = await eventually {
+    let delivered = await until(rig.player.changes) {
       rig.player.metrics.audioEndsReceived >= ends && rig.player.isIngestIdle
     }
     try #require(
@@ -256,11 +256,11 @@ struct PythonBackendTests {
       scenario: "cut", extra: ["--cut-how", "transport", "--scenario-limit", "1"])
     let states = rig.client.states
     try await rig.client.sendMessage("hello")
+    #expect(await rig.backend.waitForLine(startingWith: "CUT ") != nil)
     #expect(
-      await eventually {
+      await until(rig.player.changes) {
         rig.player.metrics.chunksReceived == 1 && rig.player.overlays.statistics.count > 0
           && rig.player.isIngestIdle
-          && rig.backend.lines.contains { $0.hasPrefix("CUT ") }
       })
     // The client has seen the drop (it reconnects at once) before the display moves.
     let dropped = await within(.seconds(30)) {
@@ -271,7 +271,7 @@ struct PythonBackendTests {
     // The chunk's first batch may still be read after the drop's status (events and statuses
     // come on two streams; under load it was, mid-run: its mouths in flight while virtual time
     // raced ahead). The reconnect's manifest comes after it on the event stream.
-    let settled = await eventually {
+    let settled = await until(rig.client.changes) {
       rig.client.state != .connecting && rig.client.pendingDownloads == 0
         && rig.player.isIngestIdle
     }

@@ -63,20 +63,20 @@ struct ReconnectTests {
     let server = try await Backend.start()
     let client = try makeClient(port: server.port)
     await client.connect()
-    try #require(await eventually { client.state == .ready && client.pendingDownloads == 0 })
+    try #require(
+      await until(client.changes) { client.state == .ready && client.pendingDownloads == 0 })
     let first = try #require(server.backend.socketServer.connectedSockets.first)
     first.disconnect()
-    try #require(await eventually { client.state.isError })
+    try #require(await until(client.changes) { client.state.isError })
 
     await client.connect()
-    #expect(await eventually { client.state == .ready })
-    #expect(
-      await eventually {
-        server.backend.socketServer.connectedSockets.contains { $0.id != first.id }
-      })
-    // The new connection carries messages.
+    try #require(await until(client.changes) { client.state == .ready })
+    // The server adds a socket before it acknowledges the namespace: ready means it is there.
+    #expect(server.backend.socketServer.connectedSockets.contains { $0.id != first.id })
+    // The new connection carries messages: the backend counted one and answers it with speech.
     try await client.sendMessage("Hello there")
-    #expect(await eventually { server.backend.messageCount == 1 })
+    #expect(await until(client.changes) { client.metrics.chunksReceived > 0 })
+    #expect(server.backend.messageCount == 1)
     await client.disconnect()
     #expect(client.state == .idle)
     await server.stop()
@@ -99,7 +99,7 @@ struct ReconnectTests {
       return seen
     }
     await client.connect()
-    try #require(await eventually { client.state.isError })
+    try #require(await until(client.changes) { client.state.isError })
     let seen = await recorded.value
     #expect(seen.first == .idle)
     #expect(seen.dropFirst().dropLast().allSatisfy { $0 == .connecting })
@@ -109,8 +109,8 @@ struct ReconnectTests {
 
     let server = try await Backend.start(port: port)
     await client.connect()
-    #expect(await eventually { client.state == .ready })
-    #expect(await eventually { server.backend.socketServer.connectedSockets.count == 1 })
+    try #require(await until(client.changes) { client.state == .ready })
+    #expect(server.backend.socketServer.connectedSockets.count == 1)
     await client.disconnect()
     await server.stop()
   }
@@ -120,9 +120,11 @@ struct ReconnectTests {
     let server = try await Backend.start()
     let client = try makeClient(port: server.port)
     await client.connect()
-    try #require(await eventually { client.state == .ready })
+    try #require(await until(client.changes) { client.state == .ready })
+    let socket = try #require(client.protectedState.withLock { $0.socket })
     await client.connect()
-    #expect(await eventually { server.backend.socketServer.connectedSockets.count == 1 })
+    // connect() makes its socket before it returns: the same one means no second connection.
+    #expect(client.protectedState.withLock { $0.socket } === socket)
     #expect(server.backend.socketServer.connectedSockets.count == 1)
     await client.disconnect()
     await server.stop()
