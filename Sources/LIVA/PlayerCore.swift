@@ -377,6 +377,9 @@ public struct PlayerCore: Sendable {
         }
       case .audioEnded:
         engine.audioEnded()
+        // The message will finish instead of waiting for a next chunk: a path the window
+        // (planned while it waited) did not hold. Its first frame may be due at the next tick.
+        effects.append(.updateWindow)
       case .dropped(let event, let chunk, let reason):
         switch reason {
         case .stale: accounting.staleEvents += 1

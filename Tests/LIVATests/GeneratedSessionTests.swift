@@ -42,6 +42,9 @@ struct GeneratedSessionTests {
     783_403_770_485,
     1_042_452_869_725,
     1_042_452_871_730,
+    // the whole player only: a frame after the chunk's last mouth, not in the window of base
+    // frames, missed its slot; the next slot drew the frame after it (a pop)
+    478_924_071_602,
   ]
 
   static let avatar = try! FixtureAvatar()

@@ -238,4 +238,45 @@ struct PlayerCoreRequestTests {
     let without = try #require(try speakingStart(firstFrame: false))
     #expect(withFirstFrame + 0.3 < without)
   }
+
+  /// Seed 478_924_071_602 of the generated sessions, shrunk: the whole player missed the first
+  /// frame of the finish (its window was planned while the message waited for a next chunk,
+  /// a path that does not go there) and drew the frame after it next: a pop.
+  @Test(
+    "audio_end while waiting for the next chunk updates the window: the finish's first frame is in it"
+  )
+  func audioEndUpdatesWindow() throws {
+    var core = PlayerCore()
+    _ = core.setAvailableAnimations(Self.counts(FixtureAvatar.counts))
+    _ = core.tick(now: 0, audio: nil)
+    let frames = try wireFrames(count: 12, tag: "end")
+    for case .decode(let overlays, _) in core.handle(
+      .frameImagesBatch(FrameImagesBatch(frames: frames, chunkIndex: 0)))
+    {
+      for overlay in overlays { core.imageReady(overlay.key) }
+    }
+    _ = core.handle(planned(frames, chunk: 0, seconds: 12.0 / 30))
+    _ = core.handle(.chunkImagesReady(chunkIndex: 0, totalImagesSent: 12))
+    // Play the chunk out; the message then waits for a chunk that never comes.
+    var tick = 1
+    while tick < 600, core.metrics.engine.holds(.waitingForNextChunk) == 0 {
+      _ = core.tick(now: Double(tick) / 60, audio: nil)
+      tick += 1
+    }
+    // 20 frames (a frame counts 1 MiB until one is presented): the plan decides what is in.
+    let budget = 22 << 20
+    let before = Set(core.window(budget: budget))
+    let effects = core.handle(.audioEnd)
+    #expect(effects.contains { if case .updateWindow = $0 { true } else { false } })
+    let after = Set(core.window(budget: budget))
+    var next: DrawnFrame?
+    while next == nil, tick < 900 {
+      for case .draw(let frame) in core.tick(now: Double(tick) / 60, audio: nil) { next = frame }
+      tick += 1
+    }
+    let first = try #require(next)
+    let ref = BaseFrameRef(animation: first.animation, index: first.index)
+    #expect(after.contains(ref), "the finish's first frame \(ref) is in the updated window")
+    #expect(!before.contains(ref), "the scenario: the waiting plan's window did not hold it")
+  }
 }
