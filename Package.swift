@@ -115,6 +115,7 @@ package.targets += [
     dependencies: [
       "LIVAEngine", "LIVAMedia", "LIVAPlatform", "LIVAProtocol", "SocketIO",
       .product(name: "Logging", package: "swift-log"),
+      .product(name: "NIOSSL", package: "swift-nio-ssl"),
     ],
     swiftSettings: strict),
   .testTarget(
@@ -122,6 +123,7 @@ package.targets += [
     dependencies: [
       "LIVA", "LIVAEngine", "LIVAMedia", "LIVAPlatform", "LIVAProtocol", "LIVARecording",
       "LIVAServer", "LIVATestSupport", "SocketIO",
+      .product(name: "NIOSSL", package: "swift-nio-ssl"),
     ],
     swiftSettings: strict),
   // What the tool records and reports (the recording surface, the session report and the

@@ -222,13 +222,6 @@ public final class LIVAClient: Sendable {
       }
       for task in tasks { task.cancel() }
     }
-    let query = LIVAConnectionQuery(
-      userID: configuration.userID, agentID: configuration.agentID,
-      instanceID: configuration.instanceID, userResolution: String(configuration.resolution))
-    var socketConfiguration = SocketIOClientConfiguration(url: configuration.serverURL)
-    socketConfiguration.query = query.items
-    socketConfiguration.reconnection = configuration.reconnection
-    socketConfiguration.auth = configuration.auth
     let socket = SocketIOClient(configuration: socketConfiguration, logger: logger)
     let alreadyConnected = protectedState.withLock { state -> Bool in
       guard state.socket == nil else { return true }
@@ -254,6 +247,19 @@ public final class LIVAClient: Sendable {
     }
     protectedState.withLock { $0.tasks = [events, statuses] }
     await socket.connect()
+  }
+
+  /// The socket's configuration: the server, the connection query, reconnection, auth, TLS.
+  var socketConfiguration: SocketIOClientConfiguration {
+    let query = LIVAConnectionQuery(
+      userID: configuration.userID, agentID: configuration.agentID,
+      instanceID: configuration.instanceID, userResolution: String(configuration.resolution))
+    var socketConfiguration = SocketIOClientConfiguration(url: configuration.serverURL)
+    socketConfiguration.query = query.items
+    socketConfiguration.reconnection = configuration.reconnection
+    socketConfiguration.auth = configuration.auth
+    socketConfiguration.tlsConfiguration = configuration.tlsConfiguration
+    return socketConfiguration
   }
 
   /// Disconnects and stops reconnecting. Playback of what was received goes on.

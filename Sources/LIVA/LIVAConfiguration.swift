@@ -2,6 +2,7 @@ import Foundation
 import LIVAMedia
 import LIVAProtocol
 import Logging
+import NIOSSL
 import SocketIO
 
 /// How a ``LIVAClient`` connects and plays. A value with defaults; only the server and the
@@ -60,6 +61,11 @@ public struct LIVAConfiguration: Sendable {
   /// The auth payload sent with the namespace CONNECT packet (`40{...}`), e.g.
   /// `["token": "…"]`; none by default.
   public var auth: WireValue?
+  /// TLS for an `https`/`wss` server URL; nil (the default): the platform's trust roots. Set it
+  /// for a backend whose certificate a private authority signed, or to pin one. It applies to
+  /// the Socket.IO connection; messages sent over HTTP (``sendMessagesOverHTTP``) go through
+  /// `URLSession`, which trusts what the platform trusts.
+  public var tlsConfiguration: TLSConfiguration?
   /// The instant time to first frame is measured from (e.g. the process's start); the
   /// client's creation when nil.
   public var startInstant: ContinuousClock.Instant?

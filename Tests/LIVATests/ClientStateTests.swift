@@ -3,6 +3,7 @@ import LIVAEngine
 import LIVAMedia
 import LIVAProtocol
 import LIVAServer
+import NIOSSL
 import SocketIO
 import Testing
 
@@ -15,6 +16,42 @@ import Testing
 @Suite("Client state", .serialized)
 struct ClientStateTests {
   typealias Machine = ClientStateMachine
+
+  @Test("the socket gets the configuration's server, query, reconnection, auth and TLS")
+  func socketConfiguration() throws {
+    var configuration = LIVAConfiguration(
+      serverURL: "https://avatars.example:8443", userID: "u 1", agentID: "7",
+      cacheRoot: FileManager.default.temporaryDirectory.appendingPathComponent(
+        "liva-socket-configuration-\(UUID().uuidString)"))
+    configuration.instanceID = "i"
+    configuration.resolution = 512
+    configuration.reconnection.failureLimit = 3
+    configuration.auth = .object(["token": .string("t")])
+    var tls = TLSConfiguration.makeClientConfiguration()
+    tls.minimumTLSVersion = .tlsv13
+    tls.certificateVerification = .noHostnameVerification
+    configuration.tlsConfiguration = tls
+    let client = try LIVAClient(
+      configuration: configuration, displayLink: VirtualDisplayLink(),
+      audio: HeadlessAudioOutput(), surface: CallbackSurface(retaining: 0) { _ in })
+    let socket = client.socketConfiguration
+    #expect(socket.url == "https://avatars.example:8443")
+    #expect(
+      socket.query.map { "\($0.name)=\($0.value)" }
+        == LIVAConnectionQuery(
+          userID: "u 1", agentID: "7", instanceID: "i", userResolution: "512"
+        ).items.map { "\($0.name)=\($0.value)" })
+    #expect(socket.reconnection.failureLimit == 3)
+    #expect(socket.auth == .object(["token": .string("t")]))
+    #expect(socket.tlsConfiguration?.minimumTLSVersion == .tlsv13)
+    #expect(socket.tlsConfiguration?.certificateVerification == .noHostnameVerification)
+    // Without one, the platform's trust roots (the socket's own default).
+    configuration.tlsConfiguration = nil
+    let plain = try LIVAClient(
+      configuration: configuration, displayLink: VirtualDisplayLink(),
+      audio: HeadlessAudioOutput(), surface: CallbackSurface(retaining: 0) { _ in })
+    #expect(plain.socketConfiguration.tlsConfiguration == nil)
+  }
   static let refused = LIVAClientError(.connection, "the server refused the connection: no")
   static let closed = LIVAClientError(.connection, "the server closed the connection")
   static let gaveUp = LIVAClientError(
