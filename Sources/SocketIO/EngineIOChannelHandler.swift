@@ -57,7 +57,8 @@ final class EngineIOChannelHandler: ChannelDuplexHandler, RemovableChannelHandle
       var data = frame.unmaskedData
       let close = Self.closeFrame(
         code: data.readInteger(as: UInt16.self), allocator: context.channel.allocator)
-      context.writeAndFlush(wrapOutboundOut(close)).whenComplete { _ in
+      // Called back on the event loop, where the context lives.
+      context.writeAndFlush(wrapOutboundOut(close)).assumeIsolated().whenComplete { _ in
         context.close(promise: nil)
       }
     case .text, .binary, .continuation:
