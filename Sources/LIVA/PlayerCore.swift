@@ -301,6 +301,8 @@ public struct PlayerCore: Sendable {
     accounting.baseFrameMisses += 1
     accounting.freezes.held(at: time, cause: .baseFrameMiss)
     missed = frame.chunk == nil ? frame : nil
+    // Outside speech the engine shows it again at its next slot rather than skipping it.
+    engine.frameNotPresented(frame)
     return [
       .log(
         .debug, "base frame not in memory: held", ["frame": "\(frame.animation)#\(frame.index)"]),
@@ -325,6 +327,7 @@ public struct PlayerCore: Sendable {
   ) {
     frameBytes = bytes
     missed = nil
+    engine.framePresented()
     accounting.framesPresented += 1
     accounting.freezes.presented(at: time)
     if accounting.timeToFirstFrame == nil { accounting.timeToFirstFrame = sinceStart() }

@@ -39,6 +39,16 @@ extension State {
       cutToIdle(configuration)
       return
     }
+    // The frame the owner could not show yet is shown again, late rather than never: skipping
+    // it would jump the body by a frame. Bounded, so a frame that never decodes is no freeze.
+    if let missed = picture.notPresented, missed.frame == cursor {
+      if missed.slots < State.missedFrameRetries {
+        picture.notPresented?.slots += 1
+        picture.needsDraw = true
+        return
+      }
+      picture.notPresented = nil
+    }
     if cursor.reversed {
       if cursor.index > 0 {
         show(cursor.animation, cursor.index - 1, reversed: true)

@@ -4,6 +4,9 @@ import LIVAProtocol
 struct State: Sendable {
   /// Timestamps within this of a frame slot count as on it (float rounding of 1/30 sums).
   static let epsilon = 1e-6
+  /// Slots a frame outside speech that could not be presented is shown again before the base
+  /// track moves on without it (see ``LIVAEngine/frameNotPresented(_:)``).
+  static let missedFrameRetries = 2
 
   struct Cursor: Hashable, Sendable {
     var animation: AnimationName
@@ -102,6 +105,10 @@ struct State: Sendable {
     var skippedSinceDraw = false
     var lastHold: HoldReason?
     var hold: HoldTrack?
+    /// A frame outside speech the owner could not put on screen (its base frame was not in
+    /// memory), and how many of its slots passed since: the base track shows it again instead
+    /// of skipping it (a pop), at most ``State/missedFrameRetries`` more slots.
+    var notPresented: (frame: Cursor, slots: Int)?
   }
 
   /// The frame clock: display ticks in, frame slots out, or the audio's clock while it drives.

@@ -57,6 +57,29 @@ public struct LIVAEngine: Sendable {
     state.base.graph = AnimationGraph(frameCounts: frameCounts)
   }
 
+  /// The owner could not present `frame`: its base frame was not in memory. Outside speech
+  /// the base track shows the frame again at its next slots (at most 2 more) instead of moving
+  /// on without it, which would jump the body by a frame; a speech frame is not waited for
+  /// (the audio goes on, and the lips with it).
+  public mutating func frameNotPresented(_ frame: DrawnFrame) {
+    guard frame.chunk == nil, frame.mode != .talking else { return }
+    let cursor = State.Cursor(animation: frame.animation, index: frame.index)
+    if state.picture.notPresented?.frame.animation == cursor.animation,
+      state.picture.notPresented?.frame.index == cursor.index
+    {
+      return
+    }
+    guard let current = state.base.cursor, current.animation == cursor.animation,
+      current.index == cursor.index
+    else { return }
+    state.picture.notPresented = (current, 0)
+  }
+
+  /// The owner presented a frame: nothing missed is waited for any more.
+  public mutating func framePresented() {
+    state.picture.notPresented = nil
+  }
+
   /// Tells the engine that the image with this content key is decoded and can be drawn.
   public mutating func imageReady(_ key: String) {
     state.speech.readyKeys.insert(key)

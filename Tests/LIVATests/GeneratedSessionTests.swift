@@ -101,4 +101,22 @@ struct GeneratedSessionTests {
     let failed = Self.check(seeds) { $0.run(avatar: Self.avatar) }
     #expect(failed == 0, "\(failed) of \(seeds.count) sessions broke an invariant")
   }
+
+  /// Seeds that popped when every decode landed 2 display ticks late: a frame outside speech
+  /// whose base frame was not in memory at its slot was skipped (now shown late).
+  static let lateDecodeRegressions: [UInt64] = [1_000_025, 1_000_215]
+
+  @Test(
+    "the late-decode regression seeds, 2 display ticks late, through the whole player",
+    arguments: lateDecodeRegressions)
+  func lateDecodeRegression(seed: UInt64) {
+    #expect(Self.check([seed]) { $0.run(avatar: Self.avatar, decodesLate: 2) } == 0)
+  }
+
+  @Test("generated sessions keep every invariant when each decode lands a display tick late")
+  func generatedPlayerDecodingLate() {
+    let seeds = Self.seeds(default: 150)
+    let failed = Self.check(seeds) { $0.run(avatar: Self.avatar, decodesLate: 1) }
+    #expect(failed == 0, "\(failed) of \(seeds.count) sessions broke an invariant")
+  }
 }

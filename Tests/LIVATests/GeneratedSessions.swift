@@ -344,20 +344,40 @@ struct GeneratedSession: CustomStringConvertible {
         busy: claimed > 0 ? ["\(claimed) images still claimed at the end"] : []))
   }
 
-  /// Plays the session and returns the invariants it broke (empty: none).
-  func run(avatar: FixtureAvatar) -> [String] {
+  /// Runs decode work `ticks` display ticks after it was asked for: a worker that is never
+  /// there at once (the frame clock goes on meanwhile).
+  final class TickLateScheduler: DecodeScheduler, @unchecked Sendable {
+    // @unchecked: the session plays on one thread.
+    private var queued: [(due: Int, work: @Sendable () -> Void)] = []
+    private var tick = 0
+    private let ticks: Int
+    init(ticks: Int) { self.ticks = ticks }
+    func schedule(_ work: @escaping @Sendable () -> Void) { queued.append((tick + ticks, work)) }
+    /// A display tick: runs what is due (work it schedules waits its own ticks).
+    func runDue() {
+      tick += 1
+      let due = queued.filter { $0.due <= tick }
+      queued.removeAll { $0.due <= tick }
+      for item in due { item.work() }
+    }
+  }
+
+  /// Plays the session and returns the invariants it broke (empty: none). `decodesLate`: every
+  /// decode (mouths and base frames) lands that many display ticks after it was asked for.
+  func run(avatar: FixtureAvatar, decodesLate: Int = 0) -> [String] {
     var configuration = LIVAPlayer.Configuration()
     configuration.width = 32
     configuration.height = 32
     configuration.featherWidth = 0
     let audio = HeadlessAudioOutput()
     let log = Log()
+    let late = TickLateScheduler(ticks: decodesLate)
     let player = LIVAPlayer(
       configuration: configuration, baseFrames: avatar.store, audio: audio,
       surface: CallbackSurface {
         log.frames.append(
           Shown(time: $0.time, content: $0.content, audioPosition: $0.audioPosition))
-      }, decodeScheduler: InlineDecodeScheduler()
+      }, decodeScheduler: decodesLate > 0 ? late : InlineDecodeScheduler()
     ) { action in
       if case .chunkQueued(let id) = action { log.queued.append(id) }
     }
@@ -367,9 +387,12 @@ struct GeneratedSession: CustomStringConvertible {
       case .lateEvent(let event, _)?: player.handle(event, fromLostConnection: true)
       case .connectionLost?: player.connectionLost()
       case .connectionRestored?: player.connectionRestored()
-      case nil: player.tick(now: now)
+      case nil:
+        late.runDue()
+        player.tick(now: now)
       }
     }
+    for _ in 0...decodesLate { late.runDue() }
     var busy: [String] = []
     if !player.isIngestIdle { busy.append("ingest still busy at the end") }
     let store = player.overlays.statistics

@@ -429,6 +429,50 @@ struct PlayerTests {
   }
 
   @Test(
+    "a base frame missed outside speech is shown late, never skipped: the body does not jump"
+  )
+  func missedFrameNeverSkipped() throws {
+    let avatar = try FixtureAvatar(preload: false)
+    let scheduler = ManualDecodeScheduler()
+    let (player, link, _, recorder) = try makePlayer(avatar: avatar, scheduler: scheduler)
+    link.tick(at: 0)  // idle frame 0, read inline
+    scheduler.runAll()
+    // Memory keeps only the window; the worker then falls behind by two slots.
+    avatar.store.purgeMemory(keeping: [BaseFrameRef(animation: .idleForward, index: 0)])
+    link.run(from: 1.0 / 60, to: 0.25)
+    #expect(player.metrics.baseFrameMisses >= 2)
+    scheduler.runAll()
+    link.run(from: 0.25, to: 0.6)
+    scheduler.runAll()
+    link.run(from: 0.6, to: 1.0)
+    let indices = recorder.frames.map(\.content.index)
+    #expect(indices.prefix(4) == [0, 1, 2, 3], "\(indices)")
+    // Every frame is the one after the frame before: no index skipped.
+    #expect(zip(indices, indices.dropFirst()).allSatisfy { $1 == $0 + 1 || $1 == 0 }, "\(indices)")
+  }
+
+  @Test(
+    "a base frame that never comes holds the body for at most two more slots, then it goes on"
+  )
+  func missedFrameBounded() throws {
+    let avatar = try FixtureAvatar(preload: false)
+    let scheduler = ManualDecodeScheduler()
+    let (_, link, _, recorder) = try makePlayer(avatar: avatar, scheduler: scheduler)
+    link.tick(at: 0)
+    scheduler.runAll()
+    avatar.store.purgeMemory(keeping: [BaseFrameRef(animation: .idleForward, index: 0)])
+    // Frame 1 never arrives (its worker never runs) until 0.45 s: slots 0.1, 0.2, 0.3 hold it,
+    // 0.4 goes on to frame 2, which the worker then brings.
+    link.run(from: 1.0 / 60, to: 0.45)
+    scheduler.queued.removeAll()
+    _ = try avatar.store.frame(2, of: .idleForward)
+    _ = try avatar.store.frame(3, of: .idleForward)
+    link.run(from: 0.45, to: 0.55)
+    #expect(
+      recorder.frames.map(\.content.index) == [0, 2, 3], "\(recorder.frames.map(\.content.index))")
+  }
+
+  @Test(
     "the first frame of a session is the kept idle frame, read on the first tick: no wait for a worker"
   )
   func keptFirstFrameOnTheFirstTick() throws {
