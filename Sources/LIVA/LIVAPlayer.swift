@@ -85,10 +85,10 @@ public final class LIVAPlayer: Sendable {
   /// This player's window of decoded base frames in the store.
   private let prefetcher: BaseFramePrefetcher
   /// Signalled after every input, after a tick that notified an engine action (mode changes,
-  /// speaking started or ended), after the first frame was presented, and whenever a decode worker finishes (an overlay decoded or
-  /// failed, the window of base frames in memory): what waits on the player's readings
-  /// (``isIngestIdle``, ``isPreloadIdle``, ``metrics``, ``readyAnimations``, ``mode``)
-  /// re-checks then.
+  /// speaking started or ended), after the first frame was presented, and whenever a decode
+  /// worker finishes (an overlay decoded or failed, the window of base frames in memory): what
+  /// waits on the player's readings (``isIngestIdle``, ``isPreloadIdle``, ``metrics``,
+  /// ``readyAnimations``, ``mode``) re-checks then.
   package let changes: ChangeFeed
 
   /// Creates a player drawing `baseFrames` and received overlays into `surface`, playing

@@ -62,15 +62,10 @@ public struct LIVAEngine: Sendable {
   /// on without it, which would jump the body by a frame; a speech frame is not waited for
   /// (the audio goes on, and the lips with it).
   public mutating func frameNotPresented(_ frame: DrawnFrame) {
-    guard frame.chunk == nil, frame.mode != .talking else { return }
-    let cursor = State.Cursor(animation: frame.animation, index: frame.index)
-    if state.picture.notPresented?.frame.animation == cursor.animation,
-      state.picture.notPresented?.frame.index == cursor.index
-    {
-      return
-    }
-    guard let current = state.base.cursor, current.animation == cursor.animation,
-      current.index == cursor.index
+    // Only the frame the base track is on, and only once: a repeated miss keeps its count.
+    guard frame.chunk == nil, frame.mode != .talking, let current = state.base.cursor,
+      current.animation == frame.animation, current.index == frame.index,
+      state.picture.notPresented?.frame != current
     else { return }
     state.picture.notPresented = (current, 0)
   }

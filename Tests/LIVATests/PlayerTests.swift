@@ -428,17 +428,26 @@ struct PlayerTests {
     #expect(recorder.frames.map(\.content.index).prefix(4) == [0, 1, 2, 3])
   }
 
-  @Test(
-    "a base frame missed outside speech is shown late, never skipped: the body does not jump"
-  )
-  func missedFrameNeverSkipped() throws {
+  /// A player on idle frame 0 whose memory then holds only that frame, and whose worker runs
+  /// only when the test says.
+  func playerWithWorkerBehind() throws -> (
+    LIVAPlayer, VirtualDisplayLink, Recorder, ManualDecodeScheduler, FixtureAvatar
+  ) {
     let avatar = try FixtureAvatar(preload: false)
     let scheduler = ManualDecodeScheduler()
     let (player, link, _, recorder) = try makePlayer(avatar: avatar, scheduler: scheduler)
     link.tick(at: 0)  // idle frame 0, read inline
     scheduler.runAll()
-    // Memory keeps only the window; the worker then falls behind by two slots.
     avatar.store.purgeMemory(keeping: [BaseFrameRef(animation: .idleForward, index: 0)])
+    return (player, link, recorder, scheduler, avatar)
+  }
+
+  @Test(
+    "a base frame missed outside speech is shown late, never skipped: the body does not jump"
+  )
+  func missedFrameNeverSkipped() throws {
+    // The worker falls behind by two slots.
+    let (player, link, recorder, scheduler, _) = try playerWithWorkerBehind()
     link.run(from: 1.0 / 60, to: 0.25)
     #expect(player.metrics.baseFrameMisses >= 2)
     scheduler.runAll()
@@ -455,12 +464,7 @@ struct PlayerTests {
     "a base frame that never comes holds the body for at most two more slots, then it goes on"
   )
   func missedFrameBounded() throws {
-    let avatar = try FixtureAvatar(preload: false)
-    let scheduler = ManualDecodeScheduler()
-    let (_, link, _, recorder) = try makePlayer(avatar: avatar, scheduler: scheduler)
-    link.tick(at: 0)
-    scheduler.runAll()
-    avatar.store.purgeMemory(keeping: [BaseFrameRef(animation: .idleForward, index: 0)])
+    let (_, link, recorder, scheduler, avatar) = try playerWithWorkerBehind()
     // Frame 1 never arrives (its worker never runs) until 0.45 s: slots 0.1, 0.2, 0.3 hold it,
     // 0.4 goes on to frame 2, which the worker then brings.
     link.run(from: 1.0 / 60, to: 0.45)
