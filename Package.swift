@@ -1,36 +1,63 @@
 // swift-tools-version: 6.1
+import Foundation
 import PackageDescription
 
-// Module map: see docs/Architecture.md.
-// Arrows point down: SocketIO and LIVAProtocol know nothing of the engine, the engine
-// knows nothing of I/O, and nothing in the core imports a platform shell.
+// The SDKs an app adds, and nothing else: LIVA (with LIVAKit, its Apple shell) and PngineKit
+// (with PngineKitUI). The reference backend, the `liva` and `pngine` tools and the tests that
+// need them live in Tools/, a package of its own that depends on this one by path, so an app
+// resolves only swift-nio, swift-nio-ssl, swift-log, WasmKit and their dependencies.
+// Module map: see docs/Architecture.md. Arrows point down: SocketIO and LIVAProtocol know
+// nothing of the engine, the engine knows nothing of I/O, and nothing in the core imports a
+// platform shell.
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
+
+// PngineKit's WebGPU backend (CWGPU, CPngineWGPU, PngineWebGPU and PngineKitUI) needs
+// wgpu-native's C API. On Apple platforms it is always offered: the app provides wgpu-native
+// (an .xcframework, see PngineKit/README.md). Elsewhere it is offered when pkg-config can find
+// `wgpu-native.pc` (scripts/setup-wgpu.sh installs one), so the runtime and the recording
+// backend build and test without it; PNGINE_NO_WEBGPU=1 leaves it out everywhere.
+let webGPU: Bool = {
+  let environment = ProcessInfo.processInfo.environment
+  if environment["PNGINE_NO_WEBGPU"] == "1" { return false }
+  #if os(macOS)
+    return true
+  #else
+    let folders =
+      (environment["PKG_CONFIG_PATH"] ?? "").split(separator: ":").map(String.init) + [
+        "/usr/local/lib/pkgconfig", "/usr/local/share/pkgconfig", "/usr/lib/pkgconfig",
+        "/usr/share/pkgconfig", "/usr/lib/x86_64-linux-gnu/pkgconfig",
+        "/usr/lib/aarch64-linux-gnu/pkgconfig",
+      ]
+    return folders.contains { FileManager.default.fileExists(atPath: $0 + "/wgpu-native.pc") }
+  #endif
+}()
 
 let package = Package(
   name: "LIVA",
-  // tvOS and Mac Catalyst named too: `canImport(UIKit)` admits them, and the shells' display
-  // pacing (`CAFrameRateRange`) needs 15 there.
-  platforms: [.iOS(.v16), .macOS(.v13), .tvOS(.v16), .macCatalyst(.v16)],
+  // One minimum for both SDKs: WasmKit (PngineKit's executor runtime) declares iOS 18 /
+  // macOS 15, and SwiftPM has one platform minimum per package (README.md, "Installing").
+  // tvOS and Mac Catalyst are named too: `canImport(UIKit)` admits them.
+  platforms: [.iOS(.v18), .macOS(.v15), .tvOS(.v18), .macCatalyst(.v18)],
   products: [
+    .library(name: "LIVA", targets: ["LIVA"]),
+    .library(name: "LIVAKit", targets: ["LIVAKit"]),
+    .library(name: "PngineKit", targets: ["PngineKit"]),
     .library(name: "JSONWire", targets: ["JSONWire"]),
     .library(name: "LIVAProtocol", targets: ["LIVAProtocol"]),
     .library(name: "LIVAEngine", targets: ["LIVAEngine"]),
     .library(name: "LIVAMedia", targets: ["LIVAMedia"]),
     .library(name: "SocketIO", targets: ["SocketIO"]),
-    .library(name: "SocketIOServer", targets: ["SocketIOServer"]),
-    .library(name: "LIVA", targets: ["LIVA"]),
-    .library(name: "LIVAServer", targets: ["LIVAServer"]),
     .library(name: "LIVAPlatform", targets: ["LIVAPlatform"]),
     .library(name: "PlaybackLifecycle", targets: ["PlaybackLifecycle"]),
-    .library(name: "LIVAKit", targets: ["LIVAKit"]),
+    // Helpers of this repository's test suites (a seeded generator, run seeds, a child
+    // process, required tools), shared with Tools/'s suites; not for apps.
+    .library(name: "LIVATestSupport", targets: ["LIVATestSupport"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
-    .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
-    .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+    .package(url: "https://github.com/swiftwasm/WasmKit", exact: "0.4.2"),
   ],
   targets: [
     // The one value type of the wire (JSON with binary), shared by SocketIO and LIVAProtocol.
@@ -65,32 +92,11 @@ let package = Package(
         .product(name: "NIOSSL", package: "swift-nio-ssl"),
       ],
       swiftSettings: strict),
-    // The server side over Hummingbird's WebSocket upgrade (reference backend and tests).
-    .target(
-      name: "SocketIOServer",
-      dependencies: [
-        "SocketIO",
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-        .product(name: "NIOCore", package: "swift-nio"),
-        .product(name: "NIOWebSocket", package: "swift-nio"),
-        .product(name: "Hummingbird", package: "hummingbird"),
-        .product(name: "HummingbirdCore", package: "hummingbird"),
-        .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
-      ],
-      swiftSettings: strict),
     .testTarget(
       name: "SocketIOTests",
       dependencies: [
-        "SocketIO", "SocketIOServer", "LIVAProtocol",
-        .product(name: "Hummingbird", package: "hummingbird"),
-        .product(name: "Logging", package: "swift-log"),
+        "SocketIO", "LIVAProtocol", "LIVATestSupport",
         .product(name: "NIOCore", package: "swift-nio"),
-        .product(name: "NIOEmbedded", package: "swift-nio"),
-        .product(name: "NIOWebSocket", package: "swift-nio"),
-        .product(name: "NIOSSL", package: "swift-nio-ssl"),
-        .product(name: "HummingbirdTLS", package: "hummingbird"),
-        "LIVATestSupport",
       ],
       swiftSettings: strict),
     .testTarget(
@@ -102,7 +108,6 @@ let package = Package(
     .testTarget(
       name: "LIVAEngineTests", dependencies: ["LIVAEngine", "LIVAProtocol", "LIVATestSupport"],
       swiftSettings: strict),
-    // What the test targets share (a seeded random generator); not a product.
     .target(name: "LIVATestSupport", path: "Tests/LIVATestSupport", swiftSettings: strict),
   ],
   swiftLanguageModes: [.v6]
@@ -121,32 +126,9 @@ package.targets += [
   .testTarget(
     name: "LIVATests",
     dependencies: [
-      "LIVA", "LIVAEngine", "LIVAMedia", "LIVAPlatform", "LIVAProtocol", "LIVARecording",
-      "LIVAServer", "LIVATestSupport", "SocketIO",
-      .product(name: "NIOSSL", package: "swift-nio-ssl"),
+      "LIVA", "LIVAEngine", "LIVAMedia", "LIVAPlatform", "LIVAProtocol", "LIVATestSupport",
+      "SocketIO",
     ],
-    swiftSettings: strict),
-  // What the tool records and reports (the recording surface, the session report and the
-  // measures it is judged by), outside the SDK: no app links it.
-  .target(
-    name: "LIVARecording", dependencies: ["LIVA", "LIVAEngine", "LIVAMedia", "LIVAProtocol"],
-    swiftSettings: strict),
-]
-
-// The reference backend: avatar packs, the sample avatar, utterances, speech planning.
-package.targets += [
-  .target(
-    name: "LIVAServer",
-    dependencies: [
-      "LIVAProtocol", "LIVAMedia", "SocketIO", "SocketIOServer",
-      .product(name: "Hummingbird", package: "hummingbird"),
-      .product(name: "Logging", package: "swift-log"),
-      .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-    ],
-    resources: [.copy("Resources/utterances"), .copy("Resources/make_utterance.py")],
-    swiftSettings: strict),
-  .testTarget(
-    name: "LIVAServerTests", dependencies: ["LIVAServer", "LIVAProtocol", "LIVAMedia"],
     swiftSettings: strict),
 ]
 
@@ -161,8 +143,7 @@ package.targets += [
     name: "LIVAPlatformTests",
     dependencies: ["LIVAPlatform", "LIVAEngine", "LIVAMedia", "LIVAProtocol"],
     swiftSettings: strict),
-  // The lifecycle policy and frame pacing both products use: no dependency at all, so that
-  // PngineKit (a package of its own, beside this one) can use it without this package's graph.
+  // The lifecycle policy and frame pacing both products use (no dependency at all).
   .target(name: "PlaybackLifecycle", swiftSettings: strict),
   .testTarget(
     name: "PlaybackLifecycleTests", dependencies: ["PlaybackLifecycle"], swiftSettings: strict),
@@ -174,18 +155,63 @@ package.targets += [
     swiftSettings: strict),
 ]
 
-// The command-line tool: demo, serve, record, avatar generate, bench-session; with a C shim
-// that tunes glibc's allocator for its process (see `Liva.tuneAllocator`).
-package.products += [.executable(name: "liva", targets: ["liva"])]
+// PngineKit: the PNGine host (format, executor on WasmKit, commands, backends, player), its
+// sources in PngineKit/ (see PngineKit/README.md).
 package.targets += [
-  .target(name: "CLIVAAllocator"),
-  .executableTarget(
-    name: "liva",
+  .systemLibrary(name: "CZlib", path: "PngineKit/Sources/CZlib"),
+  .target(
+    name: "PngineKit",
     dependencies: [
-      "CLIVAAllocator", "LIVA", "LIVAEngine", "LIVAMedia", "LIVAProtocol", "LIVARecording",
-      "LIVAServer",
-      .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      "CZlib", "PlaybackLifecycle",
+      .product(name: "WasmKit", package: "WasmKit"),
+      .product(name: "WasmParser", package: "WasmKit"),
       .product(name: "Logging", package: "swift-log"),
     ],
-    swiftSettings: strict),
+    path: "PngineKit/Sources/PngineKit"),
+  // What PngineKit's test targets share (the process lock of the RSS and GPU tests).
+  .target(
+    name: "PngineTestSupport",
+    path: "PngineKit/Tests/PngineTestSupport"),
+  .testTarget(
+    name: "PngineKitTests",
+    dependencies: [
+      "PngineKit", "PngineTestSupport", "LIVATestSupport", "CZlib",
+      .product(name: "WAT", package: "WasmKit"),
+      .product(name: "Logging", package: "swift-log"),
+    ],
+    path: "PngineKit/Tests/PngineKitTests",
+    exclude: ["Fixtures"],
+    // Tells RequiredToolsTests that PngineWebGPUTests is not in the build.
+    swiftSettings: webGPU ? [] : [.define("PNGINE_WEBGPU_LEFT_OUT")]
+  ),
 ]
+
+if webGPU {
+  package.products += [
+    .library(name: "PngineWebGPU", targets: ["PngineWebGPU"]),
+    .library(name: "PngineKitUI", targets: ["PngineKitUI"]),
+  ]
+  package.targets += [
+    .systemLibrary(name: "CWGPU", path: "PngineKit/Sources/CWGPU", pkgConfig: "wgpu-native"),
+    .target(name: "CPngineWGPU", dependencies: ["CWGPU"], path: "PngineKit/Sources/CPngineWGPU"),
+    .target(
+      name: "PngineWebGPU",
+      dependencies: [
+        "PngineKit", "CWGPU", "CPngineWGPU", .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "PngineKit/Sources/PngineWebGPU"),
+    // Apple only (its files are compiled out elsewhere): PngineView (SwiftUI), PngineUIView.
+    .target(
+      name: "PngineKitUI", dependencies: ["PngineKit", "PngineWebGPU"],
+      path: "PngineKit/Sources/PngineKitUI"),
+    .testTarget(
+      name: "PngineWebGPUTests",
+      dependencies: [
+        "PngineWebGPU", "PngineKit", "PngineTestSupport", "LIVATestSupport",
+        .product(name: "WAT", package: "WasmKit"),
+      ],
+      path: "PngineKit/Tests/PngineWebGPUTests",
+      exclude: ["References"]
+    ),
+  ]
+}

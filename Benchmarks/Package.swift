@@ -5,9 +5,10 @@ import PackageDescription
 
 let package = Package(
   name: "Benchmarks",
-  platforms: [.macOS(.v13)],
+  platforms: [.macOS(.v15)],
   dependencies: [
     .package(name: "LIVA", path: "../"),
+    .package(name: "LIVATools", path: "../Tools"),
     .package(
       url: "https://github.com/ordo-one/benchmark", exact: "1.38.1",
       traits: ["MallocInterposer"]),
@@ -55,7 +56,7 @@ package.targets += [
       .product(name: "Benchmark", package: "benchmark"),
       .product(name: "LIVAProtocol", package: "LIVA"),
       .product(name: "SocketIO", package: "LIVA"),
-      .product(name: "SocketIOServer", package: "LIVA"),
+      .product(name: "SocketIOServer", package: "LIVATools"),
       .product(name: "Hummingbird", package: "hummingbird"),
       .product(name: "Logging", package: "swift-log"),
     ],

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Makes the pre-made utterances LIVAServer ships (Sources/LIVAServer/Resources/utterances):
+# Makes the pre-made utterances LIVAServer ships (Tools/Sources/LIVAServer/Resources/utterances):
 # a few short sentences, each synthesized with espeak-ng (phoneme timing from its phoneme
 # events), mapped to Rhubarb-style visemes (A-H, X), and split into chunk MP3s of whole
 # 1/30 s frames (lame, 44.1 kHz mono, 128 kbit/s), plus a timing.json per utterance.
-# The work is done by Sources/LIVAServer/Resources/make_utterance.py, the same helper
+# The work is done by Tools/Sources/LIVAServer/Resources/make_utterance.py, the same helper
 # SpeechSynthesizer runs for arbitrary text at run time.
 #
 # Usage: scripts/make-utterances.sh [output directory]
@@ -11,8 +11,8 @@
 # Run it once after changing the sentences or the helper, and commit the output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out="${1:-Sources/LIVAServer/Resources/utterances}"
-helper=Sources/LIVAServer/Resources/make_utterance.py
+out="${1:-Tools/Sources/LIVAServer/Resources/utterances}"
+helper=Tools/Sources/LIVAServer/Resources/make_utterance.py
 
 missing=()
 command -v espeak-ng >/dev/null || missing+=(espeak-ng)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Creates .venv/ with python-socketio and aiohttp from PyPI: the real peer of the Socket.IO
-# interoperability tests (Tests/SocketIOTests/InteropTests.swift) and of the receive benchmark.
+# interoperability tests (Tools/Tests/SocketIOIntegrationTests/InteropTests.swift) and of the receive benchmark.
 # Idempotent and quick when the venv is already there. Needs python3 (>= 3.9) with venv/pip;
 # on a bare Debian 12 it installs python3-venv first (as root).
 set -euo pipefail

@@ -4,22 +4,38 @@
   import LIVAPlatform
   import SwiftUI
 
-  /// A SwiftUI view of a LIVA avatar over ``LIVAAvatarUIView``. It connects when it appears and
-  /// disconnects when it goes; modifiers return modified copies, as Lottie's do:
+  /// A SwiftUI view of a LIVA avatar over ``LIVAAvatarUIView``. It connects when it appears;
+  /// modifiers return modified copies, as Lottie's do:
   ///
   /// ```swift
   /// LIVAAvatarView(configuration: configuration)
   ///   .avatarContentMode(.aspectFill)
   ///   .onAvatarEvent { event in print(event) }
   /// ```
+  ///
+  /// Made from a configuration, the view owns its avatar and disconnects when it goes. Made
+  /// from a ``LIVAAvatar`` (to send messages and show its state), the app owns the avatar: the
+  /// view shows it and connects it, and the avatar stays connected until
+  /// ``LIVAAvatar/disconnect()``. The lifecycle modifier (``backgroundGrace(_:)``) applies to
+  /// the avatar the view makes; a ``LIVAAvatar`` takes its own at `init`.
   public struct LIVAAvatarView: UIViewRepresentable {
-    private let configuration: LIVAConfiguration
+    private let configuration: LIVAConfiguration?
+    private let avatar: LIVAAvatar?
     private var contentMode: LIVAMedia.ContentMode = .aspectFit
     private var lifecycle = LifecyclePolicy.Configuration()
     private var onEvent: (@Sendable (LIVAEvent) -> Void)?
 
     /// A view for the avatar `configuration` names.
-    public init(configuration: LIVAConfiguration) { self.configuration = configuration }
+    public init(configuration: LIVAConfiguration) {
+      self.configuration = configuration
+      avatar = nil
+    }
+
+    /// A view of `avatar`, which the app keeps (and talks through).
+    public init(avatar: LIVAAvatar) {
+      configuration = nil
+      self.avatar = avatar
+    }
 
     /// How frames fit the view (default aspect fit).
     public func avatarContentMode(_ mode: LIVAMedia.ContentMode) -> Self {
@@ -47,6 +63,7 @@
     @MainActor
     public final class Coordinator {
       fileprivate var tasks: [Task<Void, Never>] = []
+      fileprivate var borrowed = false
     }
 
     /// A coordinator for the view's tasks.
@@ -54,9 +71,11 @@
 
     /// Builds the view and connects.
     public func makeUIView(context: Context) -> UIView {
-      guard let view = try? LIVAAvatarUIView(configuration: configuration, lifecycle: lifecycle)
-      else { return UIView() }
+      let made =
+        configuration.flatMap { try? LIVAAvatarUIView(configuration: $0, lifecycle: lifecycle) }
+      guard let view = avatar?.view ?? made else { return UIView() }
       view.avatarContentMode = contentMode
+      context.coordinator.borrowed = avatar != nil
       let client = view.client
       if let onEvent {
         context.coordinator.tasks.append(
@@ -71,11 +90,13 @@
       (uiView as? LIVAAvatarUIView)?.avatarContentMode = contentMode
     }
 
-    /// Cancels the view's tasks (the event loop ends), disconnects and stops ticking.
+    /// Cancels the view's tasks (the event loop ends); an avatar the view made also
+    /// disconnects and stops ticking.
     public static func dismantleUIView(_ uiView: UIView, coordinator: Coordinator) {
       for task in coordinator.tasks { task.cancel() }
       coordinator.tasks = []
-      guard let view = uiView as? LIVAAvatarUIView else { return }
+      // An app's avatar outlives the view (it was made from a LIVAAvatar).
+      guard let view = uiView as? LIVAAvatarUIView, !coordinator.borrowed else { return }
       view.tearDown()
       Task { [client = view.client] in await client.disconnect() }
     }

@@ -31,26 +31,34 @@
       self.audio = audio
       policy = LifecyclePolicy(configuration: configuration)
       let center = NotificationCenter.default
-      func observe(_ name: Notification.Name, _ body: @escaping @MainActor (Notification) -> Void) {
+      // A notification is not Sendable: what the main actor needs of it (`read`, on the
+      // posting side) crosses as a Sendable value, never the notification itself.
+      func observe<Info: Sendable>(
+        _ name: Notification.Name, reading read: @escaping @Sendable (Notification) -> Info,
+        _ body: @escaping @MainActor (Info) -> Void
+      ) {
         tokens.append(
           center.addObserver(forName: name, object: nil, queue: .main) { note in
-            MainActor.assumeIsolated { body(note) }
+            let info = read(note)
+            MainActor.assumeIsolated { body(info) }
           })
       }
-      observe(UIApplication.didEnterBackgroundNotification) { [weak self] _ in
+      func observe(_ name: Notification.Name, _ body: @escaping @MainActor () -> Void) {
+        observe(name, reading: { _ in () }, { _ in body() })
+      }
+      observe(UIApplication.didEnterBackgroundNotification) { [weak self] in
         self?.apply { $0.enterBackground(now: $1) }
       }
-      observe(UIApplication.willEnterForegroundNotification) { [weak self] _ in
+      observe(UIApplication.willEnterForegroundNotification) { [weak self] in
         // Suspended, no tick ran: the policy reads the time spent away here.
         self?.apply { $0.enterForeground(now: $1) }
       }
-      observe(UIApplication.didReceiveMemoryWarningNotification) { [weak self] _ in
+      observe(UIApplication.didReceiveMemoryWarningNotification) { [weak self] in
         self?.apply { $0.memoryWarning(now: $1) }
       }
-      observe(AVAudioSession.interruptionNotification) { [weak self] note in
-        guard let info = note.userInfo,
-          let raw = info[AVAudioSessionInterruptionTypeKey] as? UInt,
-          let type = AVAudioSession.InterruptionType(rawValue: raw)
+      observe(AVAudioSession.interruptionNotification, reading: Self.interruption) {
+        [weak self] info in
+        guard let raw = info.type, let type = AVAudioSession.InterruptionType(rawValue: raw)
         else { return }
         let now = CACurrentMediaTime()
         switch type {
@@ -58,8 +66,7 @@
           self?.audio?.interruptionBegan(at: now)
           self?.apply { $0.interruptionBegan(now: $1) }
         case .ended:
-          let options = (info[AVAudioSessionInterruptionOptionKey] as? UInt).map(
-            AVAudioSession.InterruptionOptions.init(rawValue:))
+          let options = info.options.map(AVAudioSession.InterruptionOptions.init(rawValue:))
           // The engine restarting would activate the session implicitly; it is activated
           // here, as the policy has it, before the engine starts.
           if self?.policy.audioSessionActive == true {
@@ -73,8 +80,8 @@
           break
         }
       }
-      observe(AVAudioSession.routeChangeNotification) { [weak self] note in
-        let raw = note.userInfo?[AVAudioSessionRouteChangeReasonKey] as? UInt
+      observe(AVAudioSession.routeChangeNotification, reading: Self.routeChangeReason) {
+        [weak self] raw in
         let change: LifecyclePolicy.RouteChange =
           switch raw.flatMap(AVAudioSession.RouteChangeReason.init(rawValue:)) {
           case .oldDeviceUnavailable: .deviceLost
@@ -83,7 +90,7 @@
           }
         self?.apply { $0.routeChanged(change, now: $1) }
       }
-      observe(AVAudioSession.mediaServicesWereResetNotification) { [weak self] _ in
+      observe(AVAudioSession.mediaServicesWereResetNotification) { [weak self] in
         // Every audio object is gone: the session is set up again and the engine rebuilt.
         try? AudioSessionSetup.configure()
         if self?.policy.audioSessionActive == true {
@@ -113,6 +120,21 @@
       speech?.cancel()
     }
 
+    /// An interruption's type and options, read where the notification is posted.
+    private nonisolated static func interruption(_ note: Notification) -> (
+      type: UInt?, options: UInt?
+    ) {
+      (
+        note.userInfo?[AVAudioSessionInterruptionTypeKey] as? UInt,
+        note.userInfo?[AVAudioSessionInterruptionOptionKey] as? UInt
+      )
+    }
+
+    /// A route change's reason, read where the notification is posted.
+    private nonisolated static func routeChangeReason(_ note: Notification) -> UInt? {
+      note.userInfo?[AVAudioSessionRouteChangeReasonKey] as? UInt
+    }
+
     /// Stops observing.
     public func invalidate() {
       tokens.forEach(NotificationCenter.default.removeObserver)
@@ -128,11 +150,10 @@
     private func startTimer() {
       timer?.invalidate()
       let timer = Timer(timeInterval: 1, repeats: true) { [weak self] timer in
-        MainActor.assumeIsolated {
-          // The observer went without invalidate(): the timer goes with it.
-          guard let self else { return timer.invalidate() }
-          self.apply { $0.tick(now: $1) }
-        }
+        // The observer went without invalidate(): the timer goes with it. Decided before the
+        // hop to the main actor, so the timer (not Sendable) never crosses into it.
+        guard let self else { return timer.invalidate() }
+        MainActor.assumeIsolated { self.apply { $0.tick(now: $1) } }
       }
       timer.tolerance = 0.25
       RunLoop.main.add(timer, forMode: .common)

@@ -13,10 +13,10 @@ reference backend: every type is the one docs/Protocol.md gives (ints as JSON in
                     [--cut-how socketio|transport]
                     [--host H] [--port N] [--ping-interval S] [--ping-timeout S]
 
-    --pack DIR            an avatar pack (Sources/LIVAServer/AvatarPack.swift): manifest.json,
+    --pack DIR            an avatar pack (Tools/Sources/LIVAServer/AvatarPack.swift): manifest.json,
                           base/<animation>/frame_%04d.png, overlays/<animation>/<frame>/mouth_<V>.webp
     --utterances DIR      pre-made speech, <id>/timing.json + chunk MP3s
-                          (default: Sources/LIVAServer/Resources/utterances of this repository)
+                          (default: Tools/Sources/LIVAServer/Resources/utterances of this repository)
     --mode                image_data/audio_data as base64 strings (default) or raw bytes
                           (python-socketio then sends binary attachments). Base frames are
                           always data URLs (`data:image/png;base64,...`).
@@ -743,7 +743,7 @@ def main():
     parser = argparse.ArgumentParser(description="A production-shaped LIVA backend.")
     parser.add_argument("--pack", required=True)
     parser.add_argument("--utterances", default=os.path.join(
-        here, "..", "..", "Sources", "LIVAServer", "Resources", "utterances"))
+        here, "..", "..", "Tools", "Sources", "LIVAServer", "Resources", "utterances"))
     parser.add_argument("--mode", choices=("base64", "binary"), default="base64")
     parser.add_argument("--scenario", default="normal", choices=(
         "normal", "reorder", "bad-frames", "legacy", "cut", "floats", "retry", "late-chunk0",

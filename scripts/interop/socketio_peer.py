@@ -10,7 +10,7 @@
     socketio_peer.py bench URL --events N --mode base64|binary
         Receives N receive_frame_images_batch events and prints "BENCH <events> <bytes> <seconds>".
 
-The scenarios mirror Tests/SocketIOTests/LoopbackTests.swift, plus LIVA event shapes.
+The scenarios mirror Tools/Tests/SocketIOIntegrationTests/LoopbackTests.swift, plus LIVA event shapes.
 """
 
 import asyncio

@@ -294,15 +294,15 @@
       deinit { removeAll() }
     }
 
-    /// The link's target: holds the view weakly.
+    /// The link's target: holds the view weakly. Main-actor isolated from the start: the link
+    /// is added to the main run loop, so its calls arrive there (checked at run time).
+    @MainActor
     private final class Proxy: NSObject {
       weak var view: PngineUIView?
       init(_ view: PngineUIView) { self.view = view }
       @objc func tick(_ link: CADisplayLink) {
-        MainActor.assumeIsolated {
-          guard let view else { return link.invalidate() }
-          view.tick(link)
-        }
+        guard let view else { return link.invalidate() }
+        view.tick(link)
       }
     }
   }

@@ -1,3 +1,4 @@
+import LIVATestSupport
 import PngineTestSupport
 import Testing
 

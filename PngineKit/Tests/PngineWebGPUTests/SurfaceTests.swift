@@ -1,5 +1,6 @@
 import CWGPU
 import Foundation
+import LIVATestSupport
 import PngineKit
 import PngineTestSupport
 import PngineWebGPU

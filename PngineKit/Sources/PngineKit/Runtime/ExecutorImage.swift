@@ -106,7 +106,7 @@ struct ExecutorImage: Sendable {
       var expression = ExpressionParser(code: code)
       do {
         while let visit = try expression.parse() {
-          try visit(visitor: &finder)
+          visit(visitor: &finder)
           if let found = finder.found { return "function \(index) uses \(found)" }
         }
       } catch {

@@ -3,6 +3,7 @@ import LIVAEngine
 import LIVAMedia
 import LIVAProtocol
 import LIVAServer
+import LIVATestSupport
 import SocketIO
 import Testing
 

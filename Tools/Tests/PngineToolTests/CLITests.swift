@@ -1,13 +1,6 @@
 import Foundation
-import PngineTestSupport
+import LIVATestSupport
 import Testing
-
-/// `pngine` in the same build folder as this test bundle (`swift test` builds it).
-let pngineBinary: URL? = {
-  let bundle = URL(fileURLWithPath: CommandLine.arguments.first { $0.contains(".xctest") } ?? "")
-  let candidate = bundle.deletingLastPathComponent().appendingPathComponent("pngine")
-  return FileManager.default.isExecutableFile(atPath: candidate.path) ? candidate : nil
-}()
 
 /// The `pngine` tool itself.
 @Suite(

@@ -1,0 +1,45 @@
+import Foundation
+import PngineKit
+import PngineTestSupport
+import PngineWebGPU
+import Testing
+
+/// The fresh path (no executor pool) with GPU objects: 100 renderers made, drawn and dropped
+/// leave the process's memory flat, so neither the executor nor wgpu objects leak per cycle.
+@Suite(.serialized, .measuresProcess)
+struct GPULifecycleTests {
+  @Test("100 renderer cycles on the fresh path, GPU objects included, keep RSS flat")
+  func rendererCyclesKeepMemoryFlat() throws {
+    let png = try fixture(cube)
+    let configuration = PngineConfiguration(executorPool: nil)
+    func cycle(_ n: Int) throws {
+      for _ in 0..<n {
+        let renderer = try PngineRenderer(
+          png: png, width: 64, height: 64, configuration: configuration)
+        _ = try renderer.render(time: 0.5)
+      }
+    }
+    // The driver's and the allocator's pools fill over the first ~100 cycles (measured: +4 MiB,
+    // then flat), so the measured hundred come after 110.
+    try cycle(10)
+    let start = try residentKiB()
+    try cycle(100)
+    let before = try residentKiB()
+    try cycle(100)
+    let after = try residentKiB()
+    print("RSS \(start) KiB after 10 cycles, \(before) after 110, \(after) after 210")
+    let perCycle = Double(after - before) / 100
+    print(
+      "RSS before \(before) KiB, after 100 renderer cycles \(after) KiB (\(perCycle) KiB a cycle)"
+    )
+    // A leaked executor (its 1 MiB+ of memory) or a leaked canvas and read-back (32 KiB at
+    // 64²) per cycle would add up far past this.
+    #expect(perCycle < 64, "\(perCycle) KiB a cycle")
+  }
+
+  func residentKiB() throws -> Int {
+    let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+    let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
+    return try #require(Int(line.split(separator: " ").dropFirst().first ?? ""))
+  }
+}
