@@ -19,23 +19,22 @@
   /// ``LIVAAvatar/disconnect()``. The lifecycle modifier (``backgroundGrace(_:)``) applies to
   /// the avatar the view makes; a ``LIVAAvatar`` takes its own at `init`.
   public struct LIVAAvatarView: UIViewRepresentable {
-    private let configuration: LIVAConfiguration?
-    private let avatar: LIVAAvatar?
+    private let source: Source
     private var contentMode: LIVAMedia.ContentMode = .aspectFit
     private var lifecycle = LifecyclePolicy.Configuration()
     private var onEvent: (@Sendable (LIVAEvent) -> Void)?
 
-    /// A view for the avatar `configuration` names.
-    public init(configuration: LIVAConfiguration) {
-      self.configuration = configuration
-      avatar = nil
+    /// Where the avatar comes from: made by the view, or the app's.
+    private enum Source {
+      case configuration(LIVAConfiguration)
+      case avatar(LIVAAvatar)
     }
 
+    /// A view for the avatar `configuration` names.
+    public init(configuration: LIVAConfiguration) { source = .configuration(configuration) }
+
     /// A view of `avatar`, which the app keeps (and talks through).
-    public init(avatar: LIVAAvatar) {
-      configuration = nil
-      self.avatar = avatar
-    }
+    public init(avatar: LIVAAvatar) { source = .avatar(avatar) }
 
     /// How frames fit the view (default aspect fit).
     public func avatarContentMode(_ mode: LIVAMedia.ContentMode) -> Self {
@@ -71,11 +70,16 @@
 
     /// Builds the view and connects.
     public func makeUIView(context: Context) -> UIView {
-      let made =
-        configuration.flatMap { try? LIVAAvatarUIView(configuration: $0, lifecycle: lifecycle) }
-      guard let view = avatar?.view ?? made else { return UIView() }
+      let found: LIVAAvatarUIView?
+      switch source {
+      case .configuration(let configuration):
+        found = try? LIVAAvatarUIView(configuration: configuration, lifecycle: lifecycle)
+      case .avatar(let avatar):
+        found = avatar.view
+        context.coordinator.borrowed = true
+      }
+      guard let view = found else { return UIView() }
       view.avatarContentMode = contentMode
-      context.coordinator.borrowed = avatar != nil
       let client = view.client
       if let onEvent {
         context.coordinator.tasks.append(
