@@ -24,7 +24,7 @@ struct SwiftClientPythonServerTests {
 
   @Test("handshake, early events, acks, binary, LIVA events, pings, server disconnect")
   func scenarios() async throws {
-    let (peer, port) = try await PythonPeer.startServer(pingInterval: 0.1, pingTimeout: 1)
+    let (peer, port) = try await PythonPeer.startServer(pingInterval: 0.1, pingTimeout: 30)
     defer { peer.stop() }
     let client = SocketIOClient(configuration: configuration(port: port))
     let statuses = Recorder<SocketIOStatus>()
@@ -182,7 +182,7 @@ struct PythonClientSwiftServerTests {
   func scenarios() async throws {
     let audioSeen = Recorder<Int>()
     let loopback = try await LoopbackServer.start(
-      SocketIOServerConfiguration(pingInterval: .milliseconds(50), pingTimeout: .seconds(1))
+      SocketIOServerConfiguration(pingInterval: .milliseconds(50), pingTimeout: .seconds(30))
     ) { socket in
       if socket.auth?["token"] == "bad" { throw SocketIOConnectionRefusal("not authorized") }
       socket.emit("welcome", ["first"])
