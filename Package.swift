@@ -108,7 +108,10 @@ let package = Package(
     .testTarget(
       name: "LIVAEngineTests", dependencies: ["LIVAEngine", "LIVAProtocol", "LIVATestSupport"],
       swiftSettings: strict),
-    .target(name: "LIVATestSupport", path: "Tests/LIVATestSupport", swiftSettings: strict),
+    .target(
+      name: "LIVATestSupport", dependencies: ["CLIVAHeap"], path: "Tests/LIVATestSupport",
+      swiftSettings: strict),
+    .target(name: "CLIVAHeap", path: "Tests/CLIVAHeap"),
   ],
   swiftLanguageModes: [.v6]
 )

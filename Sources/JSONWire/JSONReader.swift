@@ -17,15 +17,25 @@ package struct JSONReader {
   private let end: Int
   private let maximumDepth: Int
   private let baseOffset: Int
+  /// Values (of any kind, containers included) the document may still hold.
+  private var valuesLeft: Int
 
   /// Parses exactly one JSON value filling `slice` (surrounding whitespace allowed).
   /// `baseOffset` is added to the offsets reported in errors.
+  ///
+  /// Memory: the reader reserves nothing ahead (an empty `{}` or `[]` allocates nothing), and
+  /// a document of more than `maximumValues` values (containers, members and elements alike)
+  /// is refused when the next one is met, before it is built. What a document of `n` bytes
+  /// can hold is then bounded by the smaller of `n` and `maximumValues` times the size of one
+  /// small container (a few hundred bytes), whatever its shape.
   package static func parseDocument(
-    _ slice: Slice<UnsafeBufferPointer<UInt8>>, maximumDepth: Int, baseOffset: Int
+    _ slice: Slice<UnsafeBufferPointer<UInt8>>, maximumDepth: Int, baseOffset: Int,
+    maximumValues: Int = .max
   ) throws(JSONWireError) -> JSONValue {
     var reader = JSONReader(
       bytes: slice.base, index: slice.startIndex, end: slice.endIndex,
-      maximumDepth: maximumDepth, baseOffset: baseOffset - slice.startIndex)
+      maximumDepth: maximumDepth, baseOffset: baseOffset - slice.startIndex,
+      valuesLeft: maximumValues)
     let value = try reader.parseValue(depth: 0)
     reader.skipWhitespace()
     guard reader.index == reader.end else { throw reader.error("trailing characters after JSON") }
@@ -48,6 +58,12 @@ package struct JSONReader {
   private mutating func parseValue(depth: Int) throws(JSONWireError) -> JSONValue {
     skipWhitespace()
     guard index < end else { throw error("unexpected end of JSON") }
+    valuesLeft -= 1
+    guard valuesLeft >= 0 else {
+      var refusal = error("more JSON values than the limit")
+      refusal.exceedsLimit = true
+      throw refusal
+    }
     switch bytes[index] {
     case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
     case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
@@ -86,8 +102,8 @@ package struct JSONReader {
   private mutating func parseObject(depth: Int) throws(JSONWireError) -> JSONValue {
     guard depth <= maximumDepth else { throw error("JSON nests deeper than \(maximumDepth)") }
     index += 1  // {
+    // Nothing reserved: `[{},{},…]` must cost no storage per object.
     var members: [String: JSONValue] = [:]
-    members.reserveCapacity(8)  // most objects are small; avoids rehashing while they grow
     skipWhitespace()
     if index < end, bytes[index] == UInt8(ascii: "}") {
       index += 1

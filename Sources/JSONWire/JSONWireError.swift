@@ -4,6 +4,9 @@ public struct JSONWireError: Error, Hashable, Sendable, CustomStringConvertible 
   public var message: String
   /// The byte offset of the problem in the text given to the reader.
   public var offset: Int
+  /// True when the text may be valid but holds more than the reader's limit allows (too
+  /// many values), rather than being malformed.
+  public var exceedsLimit = false
 
   /// An error at `offset`.
   public init(_ message: String, offset: Int) {

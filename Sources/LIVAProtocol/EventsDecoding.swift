@@ -1,8 +1,33 @@
 import Foundation
 
-/// The problems one decode noted, in order. Used by one decode on one thread only.
+/// The problems one decode noted, in order, the first `capacity` of them kept and the rest
+/// counted. Used by one decode on one thread only.
 final class IssueLog {
-  var issues: [LIVAProtocolError] = []
+  let capacity: Int
+  var kept: [LIVAProtocolError] = []
+  /// The problems past `capacity`: how many, and the last one.
+  var leftOut = 0
+  var lastLeftOut: LIVAProtocolError?
+
+  init(capacity: Int) { self.capacity = max(0, capacity) }
+
+  func append(_ problem: LIVAProtocolError) {
+    if kept.count < capacity {
+      kept.append(problem)
+    } else {
+      leftOut += 1
+      lastLeftOut = problem
+    }
+  }
+
+  /// The kept problems, then one that counts those left out (with the last one's code, scope
+  /// and field), so that a flood of bad elements costs a bounded number of log lines and app
+  /// events.
+  var issues: [LIVAProtocolError] {
+    guard leftOut > 0, var summary = lastLeftOut else { return kept }
+    summary.message = "\(leftOut) more problems in this event, not listed; the last: \(summary.message)"
+    return kept + [summary]
+  }
 }
 
 /// Reads the fields of one incoming event, turning every problem into a
@@ -13,18 +38,41 @@ final class IssueLog {
 struct EventReader {
   let event: String
   let limits: LIVAEventLimits
+  /// Elements read where frames belong, and elements of the containers around them
+  /// (sections, plan entries); each is checked against `maximumFramesPerEvent`.
   var framesRead = 0
+  var containersRead = 0
   /// Names already parsed in this event: a batch repeats a few names many times.
   var animationNames: [String: AnimationName] = [:]
   /// Problems that cost less than the event (a field's value, a frame, an entry), in order.
   /// A reference, so that the tolerant readers below need no `mutating` (their closures read
   /// the reader while a problem is noted).
-  let log = IssueLog()
+  let log: IssueLog
   var issues: [LIVAProtocolError] { log.issues }
 
   init(event: String, limits: LIVAEventLimits) {
     self.event = event
     self.limits = limits
+    self.log = IssueLog(capacity: limits.maximumIssuesPerEvent)
+  }
+
+  /// Counts one element where a frame belongs, whatever its type: past the limit the event is
+  /// hostile and is rejected whole.
+  mutating func countFrame(at path: String) throws(LIVAProtocolError) {
+    framesRead += 1
+    guard framesRead <= limits.maximumFramesPerEvent else {
+      throw error(
+        .tooLarge, "more than \(limits.maximumFramesPerEvent) frames in one event", at: path)
+    }
+  }
+
+  /// Counts one element of a container of frames (a section, a plan entry), whatever its type.
+  mutating func countContainer(at path: String) throws(LIVAProtocolError) {
+    containersRead += 1
+    guard containersRead <= limits.maximumFramesPerEvent else {
+      throw error(
+        .tooLarge, "more than \(limits.maximumFramesPerEvent) sections in one event", at: path)
+    }
   }
 
   static func join(_ parent: String, _ key: String) -> String {
@@ -47,7 +95,7 @@ struct EventReader {
   func note(_ problem: LIVAProtocolError, costing scope: LIVAProtocolError.Scope) {
     var problem = problem
     problem.scope = scope
-    log.issues.append(problem)
+    log.append(problem)
   }
 
   /// Reads a value that playback can do without: a problem drops the value (nil) and is noted

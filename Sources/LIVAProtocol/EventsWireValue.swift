@@ -16,7 +16,9 @@ public struct LIVAEventLimits: Hashable, Sendable {
   public var maximumIndex: Int
   /// The largest count accepted (total frames, images, batches). Default 1,000,000.
   public var maximumCount: Int
-  /// The most frame objects in one event (all sections together). Default 10,000.
+  /// The most frames in one event (all sections together), counting every element where a
+  /// frame belongs whatever its type; sections and plan entries are counted apart against the
+  /// same limit. Default 10,000.
   public var maximumFramesPerEvent: Int
   /// The largest decoded image, in bytes. Default 16 MiB.
   public var maximumImageBytes: Int
@@ -28,13 +30,17 @@ public struct LIVAEventLimits: Hashable, Sendable {
   public var maximumCoordinate: Double
   /// The most animations in a manifest. Default 1,000.
   public var maximumAnimations: Int
+  /// The most problems one event reports one by one; the rest are counted in one more
+  /// problem that says how many were left out. Default 32.
+  public var maximumIssuesPerEvent: Int
 
   /// Creates limits; every argument has a default.
   public init(
     maximumIndex: Int = 1_000_000, maximumCount: Int = 1_000_000,
     maximumFramesPerEvent: Int = 10_000, maximumImageBytes: Int = 16 << 20,
     maximumAudioBytes: Int = 16 << 20, maximumStringLength: Int = 512,
-    maximumCoordinate: Double = 100_000, maximumAnimations: Int = 1_000
+    maximumCoordinate: Double = 100_000, maximumAnimations: Int = 1_000,
+    maximumIssuesPerEvent: Int = 32
   ) {
     self.maximumIndex = maximumIndex
     self.maximumCount = maximumCount
@@ -44,6 +50,7 @@ public struct LIVAEventLimits: Hashable, Sendable {
     self.maximumStringLength = maximumStringLength
     self.maximumCoordinate = maximumCoordinate
     self.maximumAnimations = maximumAnimations
+    self.maximumIssuesPerEvent = maximumIssuesPerEvent
   }
 
   /// The default limits.

@@ -73,17 +73,19 @@ extension EventReader {
       try array(value, at: Wire.Field.animationFramesChunk)
     }
     if let elements = plan {
-      chunk.animations.reserveCapacity(elements.count)
+      chunk.animations.reserveCapacity(min(elements.count, limits.maximumFramesPerEvent))
       for (offset, element) in elements.enumerated() {
         let path = "animationFramesChunk[\(offset)]"
+        try countContainer(at: path)
+        let members: [String: WireValue]
         do {
-          chunk.animations.append(try chunkAnimation(object(element, at: path), at: path))
-        } catch  where error.code == .tooLarge {
-          throw error
+          members = try object(element, at: path)
         } catch {
           // Not an object: its frames (however many) cannot be placed.
           note(error, costing: .frame)
+          continue
         }
+        chunk.animations.append(try chunkAnimation(members, at: path))
       }
     }
     chunk.firstFrameImage = lenient(root[Wire.Field.firstFrameImage]) {
@@ -125,9 +127,10 @@ extension EventReader {
           try array(value, at: sectionsPath)
         })
     else { return animation }
-    animation.sections.reserveCapacity(sections.count)
+    animation.sections.reserveCapacity(min(sections.count, limits.maximumFramesPerEvent))
     for (sectionOffset, section) in sections.enumerated() {
       let sectionPath = "\(sectionsPath)[\(sectionOffset)]"
+      try countContainer(at: sectionPath)
       guard
         let frames = lenient(
           section,
@@ -153,16 +156,15 @@ extension EventReader {
     zoneTopLeft: SIMD2<Double>?, sectionIndex: Int
   ) throws(LIVAProtocolError) -> [OverlayFrame] {
     var decoded: [OverlayFrame] = []
-    decoded.reserveCapacity(values.count)
+    decoded.reserveCapacity(min(values.count, limits.maximumFramesPerEvent))
     for (frameOffset, frameValue) in values.enumerated() {
       let framePath = "\(path)[\(frameOffset)]"
+      try countFrame(at: framePath)  // over the frame limit: the event is hostile
       do {
         decoded.append(
           try frame(
             object(frameValue, at: framePath), in: framePath, sectionAnimation: sectionAnimation,
             zoneTopLeft: zoneTopLeft, sectionIndex: sectionIndex, withImage: false))
-      } catch  where error.code == .tooLarge && error.fieldPath == framePath {
-        throw error  // over the frame limit: the event is hostile
       } catch {
         note(error, costing: .frame)
         decoded.append(
@@ -184,14 +186,13 @@ extension EventReader {
     let chunkIndex = try requiredIndex(root, Wire.Field.chunkIndex, in: "")
     for (offset, value) in framesValue.enumerated() {
       let path = "frames[\(offset)]"
+      try countFrame(at: path)
       do {
         var frame = try frame(
           object(value, at: path), in: path, sectionAnimation: nil, zoneTopLeft: nil,
           sectionIndex: nil, withImage: true)
         if frame.chunkIndex == nil { frame.chunkIndex = chunkIndex }
         frames.append(frame)
-      } catch  where error.code == .tooLarge && error.fieldPath == path {
-        throw error
       } catch {
         // No key to file the image under: only this image is lost.
         note(error, costing: .frame)
@@ -225,6 +226,7 @@ extension EventReader {
     let sections = try array(required(root, Wire.Field.sections, in: ""), at: Wire.Field.sections)
     for (sectionOffset, sectionValue) in sections.enumerated() {
       let path = "sections[\(sectionOffset)]"
+      try countContainer(at: path)
       guard
         let members = lenient(
           sectionValue,
@@ -288,11 +290,6 @@ extension EventReader {
     _ members: [String: WireValue], in path: String, sectionAnimation: AnimationName?,
     zoneTopLeft: SIMD2<Double>?, sectionIndex: Int?, withImage: Bool
   ) throws(LIVAProtocolError) -> OverlayFrame {
-    framesRead += 1
-    guard framesRead <= limits.maximumFramesPerEvent else {
-      throw error(
-        .tooLarge, "more than \(limits.maximumFramesPerEvent) frames in one event", at: path)
-    }
     let fields = FrameFields(members)
     let name: AnimationName
     if let sectionAnimation, fields.animationName == nil {

@@ -34,15 +34,20 @@ func withUTF8Bytes<R>(
 }
 
 extension JSONReader {
-  /// ``JSONReader/parseDocument(_:maximumDepth:baseOffset:)`` with its error as Socket.IO's
-  /// (`malformedJSON`, same message and offset).
+  /// ``JSONReader/parseDocument(_:maximumDepth:baseOffset:maximumValues:)`` with its error as
+  /// Socket.IO's (`malformedJSON`, or `payloadTooLarge` past `maximumValues`; same message and
+  /// offset).
   static func socketIODocument(
-    _ slice: Slice<UnsafeBufferPointer<UInt8>>, maximumDepth: Int, baseOffset: Int
+    _ slice: Slice<UnsafeBufferPointer<UInt8>>, maximumDepth: Int, baseOffset: Int,
+    maximumValues: Int = .max
   ) throws(SocketIOError) -> JSONValue {
     do {
-      return try parseDocument(slice, maximumDepth: maximumDepth, baseOffset: baseOffset)
+      return try parseDocument(
+        slice, maximumDepth: maximumDepth, baseOffset: baseOffset, maximumValues: maximumValues)
     } catch {
-      throw SocketIOError(.malformedJSON, error.message, offset: error.offset)
+      throw SocketIOError(
+        error.exceedsLimit ? .payloadTooLarge : .malformedJSON, error.message,
+        offset: error.offset)
     }
   }
 }

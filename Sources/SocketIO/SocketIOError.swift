@@ -68,8 +68,14 @@ public struct SocketIOError: Error, Hashable, Sendable, CustomStringConvertible 
 }
 
 /// Limits the decoder enforces on untrusted input. Every limit is checked before the
-/// corresponding memory is allocated, so hostile input cannot make the decoder allocate more
-/// than about ``maximumPayloadBytes``.
+/// corresponding memory is allocated.
+///
+/// Memory budget of one packet, whatever its bytes: its text and attachments (at most
+/// ``maximumPayloadBytes``, held once: every placeholder naming an attachment shares its one
+/// buffer), plus the decoded JSON, which reserves nothing ahead and holds at most
+/// ``maximumValues`` values. With the defaults, the worst packet measured (the tests build
+/// each shape: a million empty objects, a quarter-million one-member objects, two thousand
+/// placeholders of one attachment) holds under 64 MiB decoded.
 public struct SocketIOLimits: Hashable, Sendable {
   /// The most binary attachments one packet may announce. The default, 256, leaves room for
   /// a batch of 50 images with one attachment each. (socket.io's JavaScript parser uses 10.)
@@ -81,16 +87,22 @@ public struct SocketIOLimits: Hashable, Sendable {
   public var maximumPayloadBytes: Int
   /// The deepest nesting of JSON arrays and objects. The default is 64.
   public var maximumNestingDepth: Int
+  /// The most JSON values one packet's text may hold, counting every container, member and
+  /// element. The default, 262,144, is 26 values for each of the 10,000 frames LIVA's largest
+  /// event may carry; a packet with more is refused with `payloadTooLarge`.
+  public var maximumValues: Int
 
   /// Creates limits; every argument has a default.
   public init(
     maximumAttachments: Int = 256, maximumAckIDDigits: Int = 10,
-    maximumPayloadBytes: Int = 16 << 20, maximumNestingDepth: Int = 64
+    maximumPayloadBytes: Int = 16 << 20, maximumNestingDepth: Int = 64,
+    maximumValues: Int = 1 << 18
   ) {
     self.maximumAttachments = maximumAttachments
     self.maximumAckIDDigits = maximumAckIDDigits
     self.maximumPayloadBytes = maximumPayloadBytes
     self.maximumNestingDepth = maximumNestingDepth
+    self.maximumValues = maximumValues
   }
 
   /// The default limits.

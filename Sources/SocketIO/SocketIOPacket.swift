@@ -208,14 +208,17 @@ public struct SocketIOPacketDecoder: Sendable {
   {
     var packet = packet
     if let payload = packet.payload {
-      packet.payload = try replacingPlaceholders(in: payload, with: attachments)
+      // Each attachment becomes one buffer, shared by every placeholder that names it: two
+      // thousand placeholders of one 2 MiB attachment hold 2 MiB, not 4 GB.
+      let shared = attachments.map { Data($0) }
+      packet.payload = try replacingPlaceholders(in: payload, with: shared)
     }
     return packet
   }
 
   /// Replaces every `{"_placeholder": true, "num": N}` object, at any depth, by attachment N.
   /// Other keys of a placeholder object are ignored, as socket.io's own parser does.
-  static func replacingPlaceholders(in value: JSONValue, with attachments: [[UInt8]])
+  static func replacingPlaceholders(in value: JSONValue, with attachments: [Data])
     throws(SocketIOError) -> JSONValue
   {
     switch value {
@@ -226,7 +229,7 @@ public struct SocketIOPacketDecoder: Sendable {
             .invalidPlaceholder,
             "placeholder does not name one of the \(attachments.count) attachments")
         }
-        return .binary(Data(attachments[number]))
+        return .binary(attachments[number])
       }
       for (key, member) in members {
         switch member {
@@ -341,7 +344,8 @@ extension SocketIOPacket {
     var payload: JSONValue?
     if index < bytes.count {
       payload = try JSONReader.socketIODocument(
-        bytes[index...], maximumDepth: limits.maximumNestingDepth, baseOffset: index)
+        bytes[index...], maximumDepth: limits.maximumNestingDepth, baseOffset: index,
+        maximumValues: limits.maximumValues)
     }
     let packet = SocketIOPacket(kind: kind, namespace: namespace, ackID: ackID, payload: payload)
     try packet.validate(payloadOffset: index)

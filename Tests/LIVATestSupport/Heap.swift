@@ -1,0 +1,36 @@
+import CLIVAHeap
+
+/// The C heap, measured, for tests that bound what hostile input may make the code hold.
+public enum Heap {
+  /// Bytes the C heap holds now, over every arena (glibc's `mallinfo2`: in-use arena bytes
+  /// plus separately mapped chunks); nil where the C library does not say.
+  public static func allocatedBytes() -> Int? {
+    let bytes = liva_heap_allocated_bytes()
+    return bytes < 0 ? nil : Int(bytes)
+  }
+
+  /// Runs `body` `attempts` times and returns its last result with the least growth of the
+  /// heap seen while a result was still held (nil growth where the C library does not say).
+  /// Other tests allocate at the same time, and their noise only ever adds: the least of a few
+  /// runs is the body's own.
+  public static func growth<R>(attempts: Int = 3, _ body: () throws -> R) rethrows -> (
+    R, bytes: Int?
+  ) {
+    var least: Int?
+    var known = true
+    var result: R?
+    for _ in 0..<max(1, attempts) {
+      result = nil  // the previous run's result is not counted in this one
+      let before = allocatedBytes()
+      let held = try body()
+      let after = allocatedBytes()
+      result = held
+      guard let before, let after else {
+        known = false
+        continue
+      }
+      least = min(least ?? .max, max(0, after - before))
+    }
+    return (result!, known ? least : nil)
+  }
+}
