@@ -25,7 +25,8 @@ final class IssueLog {
   /// events.
   var issues: [LIVAProtocolError] {
     guard leftOut > 0, var summary = lastLeftOut else { return kept }
-    summary.message = "\(leftOut) more problems in this event, not listed; the last: \(summary.message)"
+    summary.message =
+      "\(leftOut) more problems in this event, not listed; the last: \(summary.message)"
     return kept + [summary]
   }
 }

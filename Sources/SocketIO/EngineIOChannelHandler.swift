@@ -8,6 +8,8 @@ enum TransportInbound: Sendable {
   case engine(EngineIOPacket)
   /// A complete Socket.IO packet (a binary one with all its attachments).
   case socket(SocketIOPacket)
+  /// The server answered a WebSocket ping.
+  case pong
 }
 
 /// The client's end of the WebSocket, on the channel's event loop: answers pings and closes,
@@ -45,7 +47,7 @@ final class EngineIOChannelHandler: ChannelDuplexHandler, RemovableChannelHandle
         fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData)
       context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
     case .pong:
-      break
+      context.fireChannelRead(wrapInboundOut(.pong))
     case .connectionClose:
       // The server closes: answer with its status code (or none), then end the connection;
       // when it answers our close, only end it.

@@ -4,6 +4,14 @@ public enum WebSocketFrame: Sendable, Hashable {
   case text(String)
   /// A binary frame.
   case binary([UInt8])
+
+  /// The frame's payload size in bytes.
+  public var byteCount: Int {
+    switch self {
+    case .text(let text): text.utf8.count
+    case .binary(let bytes): bytes.count
+    }
+  }
 }
 
 /// The handshake an Engine.IO 4 server sends in its OPEN packet.

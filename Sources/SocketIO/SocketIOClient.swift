@@ -14,7 +14,12 @@ import NIOWebSocket
 /// - Events the server sends before it acknowledges the namespace CONNECT (python-socketio
 ///   does that for events emitted in its `connect` handler) are kept and delivered right
 ///   after ``SocketIOStatus/connected(sid:)``.
-/// - The server is declared dead when no ping arrives within `pingInterval + pingTimeout`.
+/// - The server is declared dead when no ping arrives within `pingInterval + pingTimeout`
+///   (each clamped to 5 minutes), or when the WebSocket ping that follows an emit has no pong
+///   within ``SocketIOClientConfiguration/livenessTimeout``; emits it had not confirmed are
+///   sent again, once, on the next connection.
+/// - Opening (TCP, TLS, upgrade) and joining (handshake, namespace CONNECT) each have the
+///   connect timeout; ``disconnect()`` returns within the close timeout in every state.
 /// - Emits made while not connected are buffered and sent once connected.
 /// - On a lost transport it reconnects following ``ReconnectionPolicy``; the
 ///   ``statusUpdates`` stream reports every step.
@@ -34,6 +39,11 @@ public actor SocketIOClient {
   /// How many server pings this client has answered, over all its connections: a liveness
   /// measure.
   public var pingsAnswered: Int { session.pingsAnswered }
+  /// How many emits were sent again because the link died before confirming them (see
+  /// ``SocketIOClientConfiguration/livenessTimeout``).
+  public var emitsResent: Int { session.emitsResent }
+  /// Who waits for the emits written so far to be confirmed (``waitUntilConfirmed()``).
+  private var confirmWaiters: [CheckedContinuation<Bool, Never>] = []
   /// Who waits for a number of answered pings (``waitForPings(_:)``).
   private var pingWaiters: [(count: Int, continuation: CheckedContinuation<Bool, Never>)] = []
   /// The decisions (``SocketIOSession``); this actor carries out its actions.
@@ -41,8 +51,16 @@ public actor SocketIOClient {
   /// The session's time: the continuous clock from this origin.
   private let origin = ContinuousClock.now
   private var runTask: Task<Void, Never>?
+  /// What the writer of a transport writes.
+  private enum Outgoing: Sendable {
+    case frames([WebSocketFrame])
+    /// A WebSocket ping: its pong confirms what was written before it.
+    case ping
+  }
   /// The current transport's writer, while one is open.
-  private var writer: AsyncStream<[WebSocketFrame]>.Continuation?
+  private var writer: AsyncStream<Outgoing>.Continuation?
+  /// The session ended the transport on a timeout: the link is dead, close it at once.
+  private var abortTransport = false
   private var stopRequested = false
   private var pendingAcks: [Int: CheckedContinuation<[JSONValue], any Error>] = [:]
 
@@ -97,7 +115,14 @@ public actor SocketIOClient {
     // the transport.
     perform(session.disconnect())
     if !handshaken { task?.cancel() }  // still connecting, or waiting to reconnect
+    // A link that takes nothing (a full socket buffer, a server that never answers the close)
+    // does not hold this up past the close timeout: the run is cancelled then.
+    let bound = Task { [closeTimeout = configuration.closeTimeout] in
+      try await Task.sleep(for: closeTimeout + .milliseconds(500))
+      task?.cancel()
+    }
     await task?.value
+    bound.cancel()
     // A connect() made while this one waited started a new run: that one stays.
     if runTask == task { runTask = nil }
   }
@@ -105,11 +130,14 @@ public actor SocketIOClient {
   /// Emits an event. Sent at once when connected, else buffered until the next connection.
   /// - Throws: ``SocketIOError`` `notConnected` when the client was never started or was
   ///   disconnected by the application.
+  ///   `payloadTooLarge` when the emit is larger than the server's announced `maxPayload`
+  ///   (sent, the server would close the connection and the emit would be lost).
   public func emit(_ name: String, _ arguments: [JSONValue] = []) throws(SocketIOError) {
     try requireStarted()
-    perform(
-      session.emit(SocketIOPacket.event(name, arguments, namespace: configuration.namespace).frames)
-    )
+    let actions = session.emit(
+      SocketIOPacket.event(name, arguments, namespace: configuration.namespace).frames, now: now)
+    perform(actions)
+    if case .refuseEmit(let error)? = actions.first { throw error }
   }
 
   /// Emits an event and waits for the server's acknowledgement, returning its arguments.
@@ -122,6 +150,10 @@ public actor SocketIOClient {
     try requireStarted()
     let timeout = timeout ?? configuration.ackTimeout
     let (id, actions) = session.emitWithAck(name, arguments, timeout: timeout, now: now)
+    if case .refuseEmit(let error)? = actions.first {
+      perform(actions)
+      throw error
+    }
     // The session fails the acknowledgement at its deadline; this wakes it then.
     let timer = Task {
       try await Task.sleep(for: timeout)
@@ -145,7 +177,15 @@ public actor SocketIOClient {
     for action in actions {
       switch action {
       case .send(let frames):
-        writer?.yield(frames)
+        writer?.yield(.frames(frames))
+      case .probe:
+        writer?.yield(.ping)
+      case .refuseEmit(let error):
+        logger.warning("emit refused", metadata: ["error": "\(error)"])
+      case .resend(let count):
+        logger.warning(
+          "the link died before confirming emits; sending them again on the next connection",
+          metadata: ["emits": "\(count)"])
       case .deliver(let delivery):
         var responder: (@Sendable ([JSONValue]) async -> Void)?
         if let id = delivery.ackID {
@@ -163,7 +203,10 @@ public actor SocketIOClient {
       case .failAck(let id, let error):
         pendingAcks.removeValue(forKey: id)?.resume(throwing: error)
       case .endTransport(let reason):
-        if reason == .pingTimeout { logger.debug("Socket.IO ping timeout") }
+        if reason == .pingTimeout {
+          logger.warning("Socket.IO link timed out; closing it now")
+          abortTransport = true
+        }
         writer?.finish()
       }
     }
@@ -213,8 +256,9 @@ public actor SocketIOClient {
   /// Runs one transport connection to its end; returns why it ended and whether the
   /// namespace was connected.
   private func runConnection() async -> (SocketIODisconnectReason, Bool) {
-    let (frames, writer) = AsyncStream<[WebSocketFrame]>.makeStream()
+    let (frames, writer) = AsyncStream<Outgoing>.makeStream()
     self.writer = writer
+    abortTransport = false
     _ = session.transportOpened(now: now)
     var transportError: String?
     do {
@@ -231,6 +275,7 @@ public actor SocketIOClient {
     self.writer = nil
     writer.finish()
     let (reason, wasConnected, actions) = session.transportEnded(error: transportError)
+    resumeConfirmWaiters(ended: true)
     perform(actions)
     return (reason, wasConnected)
   }
@@ -242,13 +287,20 @@ public actor SocketIOClient {
   private func transport(
     inbound: NIOAsyncChannelInboundStream<TransportInbound>,
     outbound: NIOAsyncChannelOutboundWriter<NIOWebSocket.WebSocketFrame>,
-    frames: AsyncStream<[WebSocketFrame]>
+    frames: AsyncStream<Outgoing>
   ) async throws {
     let closeTimeout = configuration.closeTimeout
     try await withThrowingTaskGroup(of: Bool.self) { group in
       group.addTask {
-        for await batch in frames {
-          try await outbound.write(contentsOf: batch.map(Self.wire))  // one flush a batch
+        for await outgoing in frames {
+          switch outgoing {
+          case .frames(let batch):
+            try await outbound.write(contentsOf: batch.map(Self.wire))  // one flush a batch
+          case .ping:
+            try await outbound.write(
+              NIOWebSocket.WebSocketFrame(
+                fin: true, opcode: .ping, maskKey: .random(), data: ByteBuffer()))
+          }
         }
         // The session ended the transport: a normal close, then the server's answer ends
         // the inbound stream, or the time runs out.
@@ -263,13 +315,15 @@ public actor SocketIOClient {
           switch item {
           case .engine(let packet): open = await self.receive(packet)
           case .socket(let packet): open = await self.receive(packet)
+          case .pong: open = await self.receivePong()
           }
         }
         return true
       }
       group.addTask {
+        // True: a deadline passed and the link is dead, so everything ends now (cancelling a
+        // write blocked on a full socket). False: the writer closes the WebSocket.
         try await self.watchdog()
-        return false  // the session closed: the writer closes the WebSocket
       }
       while let ends = try await group.next() {
         if ends { break }
@@ -292,14 +346,40 @@ public actor SocketIOClient {
 
   /// Wakes the session at its deadlines (the ping's, before the handshake the connect's) until
   /// the transport ends.
-  private func watchdog() async throws {
+  private func watchdog() async throws -> Bool {
     while session.isOpen {
       perform(session.tick(now: now))
-      guard session.isOpen, let deadline = session.nextDeadline else { return }
+      guard session.isOpen else { return abortTransport }
+      guard let deadline = session.nextDeadline else { return false }
       // Wake at least every 100 ms: the deadline moves (and shrinks after the handshake).
       try await Task.sleep(
         until: origin + min(deadline, now + .milliseconds(100)), clock: .continuous)
     }
+    return abortTransport
+  }
+
+  /// The server's pong to a WebSocket ping; false when the transport should end.
+  private func receivePong() -> Bool {
+    perform(session.receivePong(now: now))
+    resumeConfirmWaiters()
+    return session.isOpen
+  }
+
+  /// Waits until every emit written on the current connection is confirmed as received by the
+  /// server (its pong to the WebSocket ping that followed, or an acknowledgement): true then;
+  /// false when the connection ends first (the unconfirmed emits are then sent again on the
+  /// next one) or when not connected.
+  public func waitUntilConfirmed() async -> Bool {
+    guard session.isOpen else { return false }
+    if session.unconfirmedEmits == 0 { return true }
+    return await withCheckedContinuation { confirmWaiters.append($0) }
+  }
+
+  private func resumeConfirmWaiters(ended: Bool = false) {
+    guard !confirmWaiters.isEmpty, ended || session.unconfirmedEmits == 0 else { return }
+    let waiters = confirmWaiters
+    confirmWaiters = []
+    for waiter in waiters { waiter.resume(returning: !ended) }
   }
 
   /// One Engine.IO control packet; false when the transport should end.
@@ -326,7 +406,8 @@ public actor SocketIOClient {
 
   /// One Socket.IO packet; false when the transport should end.
   private func receive(_ packet: SocketIOPacket) -> Bool {
-    perform(session.receive(packet))
+    perform(session.receive(packet, now: now))
+    if packet.kind == .ack { resumeConfirmWaiters() }
     return session.isOpen
   }
 }

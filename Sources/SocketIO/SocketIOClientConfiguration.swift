@@ -19,8 +19,8 @@ public struct SocketIOClientConfiguration: Sendable {
   public var reconnection: ReconnectionPolicy
   /// Limits on what the server may send.
   public var limits: SocketIOLimits
-  /// How long to wait for the TCP connection, and for the Engine.IO handshake after the
-  /// WebSocket opened.
+  /// How long to wait for the connection: TCP, TLS and the WebSocket upgrade together, then
+  /// again for the Engine.IO handshake and the namespace CONNECT after the WebSocket opened.
   public var connectTimeout: Duration
   /// The acknowledgement timeout of ``SocketIOClient/emitWithAck(_:_:timeout:)`` when none is given.
   public var ackTimeout: Duration
@@ -28,6 +28,11 @@ public struct SocketIOClientConfiguration: Sendable {
   public var closeTimeout: Duration
   /// The most emits kept while not connected; older ones are dropped beyond it.
   public var maximumBufferedEmits: Int
+  /// How long the server may take to answer the WebSocket ping that follows an emit. Without
+  /// an answer the link is declared dead (`pingTimeout`), the client reconnects and sends the
+  /// unconfirmed emits again, once. The default, 5 s, finds a silently dead link long before
+  /// a production heartbeat (25 s + 60 s) would.
+  public var livenessTimeout: Duration
   /// Waits between reconnection attempts. Replace it in tests to control time.
   public var sleep: @Sendable (Duration) async throws -> Void
   /// A uniform random number in `0..<1` for the reconnection jitter. Replace it in tests.
@@ -43,7 +48,8 @@ public struct SocketIOClientConfiguration: Sendable {
     namespace: String = "/", auth: JSONValue? = nil,
     reconnection: ReconnectionPolicy = ReconnectionPolicy(), limits: SocketIOLimits = .default,
     connectTimeout: Duration = .seconds(20), ackTimeout: Duration = .seconds(30),
-    closeTimeout: Duration = .seconds(2), maximumBufferedEmits: Int = 1_000
+    closeTimeout: Duration = .seconds(2), maximumBufferedEmits: Int = 1_000,
+    livenessTimeout: Duration = .seconds(5)
   ) {
     self.url = url
     self.path = path
@@ -56,6 +62,7 @@ public struct SocketIOClientConfiguration: Sendable {
     self.ackTimeout = ackTimeout
     self.closeTimeout = closeTimeout
     self.maximumBufferedEmits = maximumBufferedEmits
+    self.livenessTimeout = livenessTimeout
     self.sleep = { try await Task.sleep(for: $0) }
     self.random = { Double.random(in: 0..<1) }
   }

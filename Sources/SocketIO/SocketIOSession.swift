@@ -7,6 +7,13 @@
 /// handshake, the deadline for the next ping (before the handshake, for the handshake), the
 /// namespace CONNECT, the events that came before it, and how the transport ended. The
 /// reconnection delays are ``ReconnectionPolicy``'s.
+///
+/// Every wait has an end: the handshake and the namespace CONNECT must both come within the
+/// connect timeout of the transport's opening; the server's heartbeat values are clamped to
+/// ``maximumHeartbeat``; and an emit is followed by a WebSocket ping (``Action/probe``) whose
+/// pong must come within ``Settings/livenessTimeout``. Emits not confirmed by a pong when the
+/// transport ends are sent again, once, on the next connection: a message written into a
+/// silently dead link is not lost.
 public struct SocketIOSession: Sendable {
   /// What the session is told at creation.
   public struct Settings: Sendable {
@@ -19,6 +26,9 @@ public struct SocketIOSession: Sendable {
     /// How many emits wait for a connection, and how many events may come before the
     /// namespace CONNECT (older ones are dropped first; later events are dropped).
     public var maximumBufferedEmits: Int
+    /// How long after an emit the server's pong to the WebSocket ping that follows it may
+    /// take before the link is declared dead.
+    public var livenessTimeout: Duration
 
     /// Settings from a client's configuration.
     public init(_ configuration: SocketIOClientConfiguration) {
@@ -26,6 +36,7 @@ public struct SocketIOSession: Sendable {
       auth = configuration.auth
       connectTimeout = configuration.connectTimeout
       maximumBufferedEmits = configuration.maximumBufferedEmits
+      livenessTimeout = configuration.livenessTimeout
     }
   }
 
@@ -57,9 +68,24 @@ public struct SocketIOSession: Sendable {
     case completeAck(Int, [JSONValue])
     /// Acknowledgement `id` will not come.
     case failAck(Int, SocketIOError)
-    /// End the current transport: the session is over for this reason.
+    /// End the current transport: the session is over for this reason. When the reason is a
+    /// timeout the link is dead: end it at once, whatever is queued.
     case endTransport(SocketIODisconnectReason)
+    /// Write a WebSocket ping on the current transport, after the frames sent before it; its
+    /// pong (``receivePong(now:)``) confirms them.
+    case probe
+    /// An emit was not sent: it is larger than the server's `maxPayload`, which would close
+    /// the connection.
+    case refuseEmit(SocketIOError)
+    /// Emits written into a transport that died before they were confirmed are sent again on
+    /// the next connection: how many.
+    case resend(Int)
   }
+
+  /// The longest heartbeat interval and timeout taken from a server, 5 minutes each: a
+  /// handshake announcing more (or an absurd value) cannot make a dead link look alive for
+  /// longer.
+  public static let maximumHeartbeat: Duration = .seconds(300)
 
   private struct Transport {
     var id: Int
@@ -68,7 +94,22 @@ public struct SocketIOSession: Sendable {
     var sid: String?
     var early: [Delivery] = []
     var deadline: Duration
+    /// When the namespace CONNECT must have come: the connect timeout after opening.
+    var connectDeadline: Duration
     var outcome: SocketIODisconnectReason?
+    /// Emits written and not yet confirmed by a pong, oldest first; `probed` of them were
+    /// written before the ping in flight.
+    var unconfirmed: [(frames: [WebSocketFrame], ackID: Int?)] = []
+    var probed = 0
+    /// When the pong of the ping in flight is due.
+    var probeDeadline: Duration?
+
+    /// The earliest deadline that ends this transport.
+    var effectiveDeadline: Duration {
+      var earliest = namespaceConnected ? deadline : min(deadline, connectDeadline)
+      if let probeDeadline { earliest = min(earliest, probeDeadline) }
+      return earliest
+    }
   }
 
   /// The settings.
@@ -80,6 +121,10 @@ public struct SocketIOSession: Sendable {
   private var nextAckID = 0
   /// How many server pings were answered, over every transport (a liveness measure).
   public private(set) var pingsAnswered = 0
+  /// How many emits were sent again after their transport died before confirming them.
+  public private(set) var emitsResent = 0
+  /// The largest message the server accepts, from its last handshake (nil before one).
+  public private(set) var serverMaximumPayload: Int?
 
   /// A session with nothing open.
   public init(settings: Settings) { self.settings = settings }
@@ -100,7 +145,7 @@ public struct SocketIOSession: Sendable {
   /// The earliest time ``tick(now:)`` has something to do: the transport's deadline or an
   /// acknowledgement's.
   public var nextDeadline: Duration? {
-    let transportDeadline = transport?.outcome == nil ? transport?.deadline : nil
+    let transportDeadline = transport?.outcome == nil ? transport?.effectiveDeadline : nil
     return ([transportDeadline] + ackDeadlines.values.map { Optional($0.deadline) })
       .compactMap { $0 }.min()
   }
@@ -111,7 +156,9 @@ public struct SocketIOSession: Sendable {
   /// its number.
   public mutating func transportOpened(now: Duration) -> Int {
     transports += 1
-    transport = Transport(id: transports, deadline: now + settings.connectTimeout)
+    transport = Transport(
+      id: transports, deadline: now + settings.connectTimeout,
+      connectDeadline: now + settings.connectTimeout)
     return transports
   }
 
@@ -122,10 +169,22 @@ public struct SocketIOSession: Sendable {
   ) {
     let ended = transport
     transport = nil
-    let actions = ackDeadlines.keys.sorted().map {
+    var actions = ackDeadlines.keys.sorted().map {
       Action.failAck($0, SocketIOError(.notConnected, "the connection ended"))
     }
     ackDeadlines = [:]
+    // Emits the dead transport never confirmed go first on the next connection, once; a
+    // transport the application ended is not waited on again.
+    if let unconfirmed = ended?.unconfirmed, !unconfirmed.isEmpty,
+      ended?.outcome != .clientDisconnect
+    {
+      buffered = unconfirmed.map(\.frames) + buffered
+      if buffered.count > settings.maximumBufferedEmits {
+        buffered.removeFirst(buffered.count - settings.maximumBufferedEmits)
+      }
+      emitsResent += unconfirmed.count
+      actions.append(.resend(unconfirmed.count))
+    }
     let wasConnected = ended?.namespaceConnected ?? false
     if let outcome = ended?.outcome { return (outcome, wasConnected, actions) }
     if let error, !wasConnected { return (.transportError(error), false, actions) }
@@ -152,6 +211,7 @@ public struct SocketIOSession: Sendable {
     switch packet {
     case .open(let handshake):
       transport?.handshake = handshake
+      serverMaximumPayload = handshake.maxPayload > 0 ? handshake.maxPayload : nil
       extendDeadline(now)
       var connect = SocketIOPacket.connect(namespace: settings.namespace)
       connect.payload = settings.auth
@@ -168,7 +228,10 @@ public struct SocketIOSession: Sendable {
   }
 
   /// One Socket.IO packet.
-  public mutating func receive(_ packet: SocketIOPacket) -> [Action] {
+  ///
+  /// With `now`, the emits flushed on a CONNECT are followed by a WebSocket ping, as
+  /// ``emit(_:now:)`` does.
+  public mutating func receive(_ packet: SocketIOPacket, now: Duration? = nil) -> [Action] {
     guard let current = transport, current.outcome == nil else { return [] }
     guard packet.namespace == settings.namespace else { return [] }
     switch packet.kind {
@@ -183,8 +246,16 @@ public struct SocketIOSession: Sendable {
         event.sid = sid
         return .deliver(event)
       }
-      let flushed = buffered.map(Action.send)
+      let waiting = buffered
       buffered = []
+      var flushed: [Action] = []
+      for frames in waiting {
+        if let refusal = oversize(frames) {
+          flushed.append(.refuseEmit(refusal))
+        } else {
+          flushed += write(frames, now: now)
+        }
+      }
       return [.status(.connected(sid: sid))] + early + flushed
     case .connectError:
       return end(.connectRefused(packet.connectErrorMessage ?? "refused"))
@@ -200,6 +271,7 @@ public struct SocketIOSession: Sendable {
       return []
     case .ack:
       guard let id = packet.ackID, ackDeadlines.removeValue(forKey: id) != nil else { return [] }
+      confirm(through: id)
       return [.completeAck(id, packet.arguments)]
     }
   }
@@ -208,9 +280,17 @@ public struct SocketIOSession: Sendable {
 
   /// Emits `frames` (an event packet): sent now when connected, else kept for the next
   /// connection (the oldest dropped past the limit).
-  public mutating func emit(_ frames: [WebSocketFrame]) -> [Action] {
+  ///
+  /// With `now`, a WebSocket ping follows the emit (unless one is in flight) and its pong is
+  /// due within ``Settings/livenessTimeout``; without it (tests of ordering only), none.
+  public mutating func emit(_ frames: [WebSocketFrame], now: Duration? = nil) -> [Action] {
+    emit(frames, ackID: nil, now: now)
+  }
+
+  private mutating func emit(_ frames: [WebSocketFrame], ackID: Int?, now: Duration?) -> [Action] {
+    if let refusal = oversize(frames) { return [.refuseEmit(refusal)] }
     if let transport, transport.namespaceConnected, transport.outcome == nil {
-      return [.send(frames)]
+      return write(frames, ackID: ackID, now: now)
     }
     if buffered.count >= settings.maximumBufferedEmits { buffered.removeFirst() }
     buffered.append(frames)
@@ -226,8 +306,64 @@ public struct SocketIOSession: Sendable {
     nextAckID = nextAckID == Int(Int32.max) ? 0 : nextAckID + 1
     ackDeadlines[id] = (name, now + timeout)
     let packet = SocketIOPacket.event(name, arguments, namespace: settings.namespace, ackID: id)
-    return (id, emit(packet.frames))
+    return (id, emit(packet.frames, ackID: id, now: now))
   }
+
+  /// Why an emit cannot be sent: one of its messages is larger than the server's last
+  /// announced `maxPayload` (a server closes the connection on such a message).
+  private func oversize(_ frames: [WebSocketFrame]) -> SocketIOError? {
+    guard let limit = serverMaximumPayload, let largest = frames.map(\.byteCount).max(),
+      largest > limit
+    else { return nil }
+    return SocketIOError(
+      .payloadTooLarge,
+      "an emit of \(largest) bytes exceeds the server's maxPayload of \(limit) bytes")
+  }
+
+  /// Writes an emit on the connected transport and keeps it until a pong confirms it.
+  private mutating func write(_ frames: [WebSocketFrame], ackID: Int? = nil, now: Duration?)
+    -> [Action]
+  {
+    guard transport != nil else { return [] }
+    transport?.unconfirmed.append((frames, ackID))
+    var actions: [Action] = [.send(frames)]
+    if let now, transport?.probeDeadline == nil {
+      actions += startProbe(now: now)
+    }
+    return actions
+  }
+
+  private mutating func startProbe(now: Duration) -> [Action] {
+    guard let current = transport, !current.unconfirmed.isEmpty else { return [] }
+    transport?.probed = current.unconfirmed.count
+    transport?.probeDeadline = now + settings.livenessTimeout
+    return [.probe]
+  }
+
+  /// The server answered a WebSocket ping at `now`: the emits written before it reached the
+  /// server. A ping follows any written since.
+  public mutating func receivePong(now: Duration) -> [Action] {
+    guard let current = transport, current.outcome == nil, current.probeDeadline != nil else {
+      return []
+    }
+    transport?.unconfirmed.removeFirst(min(current.probed, current.unconfirmed.count))
+    transport?.probed = 0
+    transport?.probeDeadline = nil
+    return startProbe(now: now)
+  }
+
+  /// The server acknowledged emit `ackID`: it read it and everything written before it.
+  private mutating func confirm(through ackID: Int) {
+    guard let current = transport,
+      let index = current.unconfirmed.firstIndex(where: { $0.ackID == ackID })
+    else { return }
+    transport?.unconfirmed.removeFirst(index + 1)
+    transport?.probed = max(0, current.probed - (index + 1))
+    if transport?.unconfirmed.isEmpty == true { transport?.probeDeadline = nil }
+  }
+
+  /// Emits written on this transport and not yet confirmed by a pong or an acknowledgement.
+  public var unconfirmedEmits: Int { transport?.unconfirmed.count ?? 0 }
 
   /// The frames acknowledging a server event of transport `transport`; none when that
   /// transport is gone (an answer on another connection would name an id the server forgot).
@@ -250,7 +386,7 @@ public struct SocketIOSession: Sendable {
       actions.append(
         .failAck(id, SocketIOError(.ackTimeout, "no acknowledgement for \"\(awaited.name)\"")))
     }
-    if let current = transport, current.outcome == nil, now >= current.deadline {
+    if let current = transport, current.outcome == nil, now >= current.effectiveDeadline {
       actions += end(.pingTimeout)
     }
     return actions
@@ -259,7 +395,13 @@ public struct SocketIOSession: Sendable {
   private mutating func extendDeadline(_ now: Duration) {
     guard let handshake = transport?.handshake else { return }
     transport?.deadline =
-      now + .milliseconds(handshake.pingInterval) + .milliseconds(handshake.pingTimeout)
+      now + Self.heartbeat(handshake.pingInterval) + Self.heartbeat(handshake.pingTimeout)
+  }
+
+  /// A heartbeat value of the handshake, in milliseconds, clamped to 0…``maximumHeartbeat``.
+  static func heartbeat(_ milliseconds: Int) -> Duration {
+    let limit = Int(maximumHeartbeat.components.seconds) * 1000
+    return .milliseconds(min(max(0, milliseconds), limit))
   }
 
   private mutating func end(_ reason: SocketIODisconnectReason) -> [Action] {

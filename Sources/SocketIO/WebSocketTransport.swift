@@ -1,4 +1,5 @@
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -84,8 +85,11 @@ enum WebSocketTransport {
   }
 
   /// Opens the WebSocket of `url`: TCP (TLS for `wss`), the HTTP upgrade, then the frame
-  /// handler. Fails with ``SocketIOError`` `connectionFailed` when the server refuses the
-  /// upgrade.
+  /// handler, all three within `connectTimeout`: a server that accepts TCP and never answers
+  /// the TLS handshake or the upgrade has its channel closed at the deadline. Cancelling the
+  /// calling task closes the channel at once. Fails with ``SocketIOError`` `connectionFailed`
+  /// when the server refuses the upgrade or the deadline passes, `CancellationError` when
+  /// cancelled.
   static func connect(
     url: String, limits: SocketIOLimits, tls: TLSConfiguration?, connectTimeout: Duration,
     logger: Logger, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
@@ -94,10 +98,21 @@ enum WebSocketTransport {
     let sslContext =
       endpoint.secure ? try NIOSSLContext(configuration: tls ?? .makeClientConfiguration()) : nil
     let serverName = endpoint.hostIsAddress ? nil : endpoint.host
+    let deadline = NIODeadline.now() + .nanoseconds(max(1, connectTimeout.nanoseconds))
+    let opened = OpeningChannel()
+    try Task.checkCancellation()
     let upgrade = try await ClientBootstrap(group: group)
       .connectTimeout(.nanoseconds(max(1, connectTimeout.nanoseconds)))
       .connect(host: endpoint.host, port: endpoint.port) { channel in
-        channel.eventLoop.makeCompletedFuture {
+        opened.set(channel)
+        // TLS and the upgrade share the connect's deadline: past it the channel closes, which
+        // fails the upgrade.
+        let expiry = channel.eventLoop.scheduleTask(deadline: deadline) {
+          if opened.expire() { channel.close(promise: nil) }
+        }
+        opened.setExpiry(expiry)
+        channel.closeFuture.whenComplete { _ in expiry.cancel() }
+        return channel.eventLoop.makeCompletedFuture {
           if let sslContext {
             try channel.pipeline.syncOperations.addHandler(
               NIOSSLClientHandler(context: sslContext, serverHostname: serverName))
@@ -127,12 +142,84 @@ enum WebSocketTransport {
             configuration: configuration)
         }
       }
-    switch try await upgrade.get() {
-    case .websocket(let channel): return channel
+    let outcome: Upgrade
+    do {
+      // `get()` does not see cancellation: closing the channel fails the upgrade instead.
+      outcome = try await withTaskCancellationHandler {
+        try await upgrade.get()
+      } onCancel: {
+        opened.close()
+      }
+    } catch {
+      if Task.isCancelled { throw CancellationError() }
+      if opened.hasTimedOut {
+        throw SocketIOError(
+          .connectionFailed, "no TLS handshake or WebSocket upgrade within \(connectTimeout)")
+      }
+      throw error
+    }
+    switch outcome {
+    case .websocket(let channel):
+      opened.cancelExpiry()
+      if Task.isCancelled {
+        try? await channel.executeThenClose { _, _ in }
+        throw CancellationError()
+      }
+      return channel
     case .refused:
+      opened.close()
       throw SocketIOError(.connectionFailed, "the server refused the WebSocket upgrade")
     }
   }
+}
+
+/// The channel being opened, shared between the connect call and its cancellation handler and
+/// deadline.
+private final class OpeningChannel: @unchecked Sendable {
+  private let lock = NIOLock()
+  private var channel: (any NIOCore.Channel)?
+  private var closeRequested = false
+  private var expired = false
+  private var expiryCancelled = false
+  private var expiry: Scheduled<Void>?
+
+  func set(_ channel: any NIOCore.Channel) {
+    let closeNow = lock.withLock {
+      self.channel = channel
+      return closeRequested
+    }
+    if closeNow { channel.close(promise: nil) }
+  }
+
+  /// Closes the channel now, or as soon as it exists.
+  func close() {
+    let channel: (any NIOCore.Channel)? = lock.withLock {
+      closeRequested = true
+      return self.channel
+    }
+    channel?.close(promise: nil)
+  }
+
+  func setExpiry(_ expiry: Scheduled<Void>) { lock.withLock { self.expiry = expiry } }
+
+  /// The deadline passed: true when the channel is to be closed (the upgrade did not finish).
+  func expire() -> Bool {
+    lock.withLock {
+      if !expiryCancelled { expired = true }
+      return expired
+    }
+  }
+
+  /// The upgrade finished: the deadline no longer applies.
+  func cancelExpiry() {
+    let expiry = lock.withLock {
+      expiryCancelled = true
+      return self.expiry
+    }
+    expiry?.cancel()
+  }
+
+  var hasTimedOut: Bool { lock.withLock { expired } }
 }
 
 extension Duration {

@@ -27,7 +27,8 @@ struct HostileEventTests {
     ]
   }
 
-  @Test("a batch of 3 M numbers where frames belong is rejected whole, holding nothing (was 938 MB)")
+  @Test(
+    "a batch of 3 M numbers where frames belong is rejected whole, holding nothing (was 938 MB)")
   func nonObjectFramesFlood() throws {
     let frames = WireValue.array(Array(repeating: .number(1), count: 3_000_000))
     let (result, growth) = Heap.growth { () -> Result<Int, LIVAProtocolError> in
@@ -60,7 +61,8 @@ struct HostileEventTests {
     } throws: { ($0 as? LIVAProtocolError)?.code == .tooLarge }
     // In a chunk's plan too, and sections count as well.
     #expect {
-      _ = try decode("receive_audio", plan(sections: [.array(Array(repeating: element, count: limits + 1))]))
+      _ = try decode(
+        "receive_audio", plan(sections: [.array(Array(repeating: element, count: limits + 1))]))
     } throws: { ($0 as? LIVAProtocolError)?.code == .tooLarge }
     #expect {
       _ = try decode("receive_audio", plan(sections: Array(repeating: element, count: limits + 1)))

@@ -70,7 +70,8 @@ struct HostilePacketMemoryTests {
     #expect(packet?.payload?[1]?.arrayValue?.count == count)
     if let growth { #expect(growth < 64 * Self.mebibyte, "\(growth) bytes held") }
     // One value more is refused.
-    let over = #"2["e",["# + Array(repeating: element, count: count + 1).joined(separator: ",")
+    let over =
+      #"2["e",["# + Array(repeating: element, count: count + 1).joined(separator: ",")
       + "]]"
     #expect(throws: SocketIOError.self) { try decode(over) }
   }

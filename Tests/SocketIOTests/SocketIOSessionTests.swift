@@ -30,6 +30,9 @@ struct SocketIOSessionTests {
       case .completeAck(let id, let arguments): return "ack \(id) \(arguments.count)"
       case .failAck(let id, let error): return "fail \(id) \(error.code)"
       case .endTransport(let reason): return "end \(reason)"
+      case .probe: return "probe"
+      case .refuseEmit(let error): return "refuse \(error.code)"
+      case .resend(let count): return "resend \(count)"
       }
     }
   }
@@ -117,7 +120,7 @@ struct SocketIOSessionTests {
     var s = session()
     connected(&s)
     let first = s.emitWithAck("q1", [], timeout: .seconds(5), now: .seconds(1))
-    #expect(first.id == 0 && describe(first.actions) == [#"send 420["q1"]"#])
+    #expect(first.id == 0 && describe(first.actions) == [#"send 420["q1"]"#, "probe"])
     let second = s.emitWithAck("q2", [], timeout: .seconds(5), now: .seconds(2))
     let third = s.emitWithAck("q3", [], timeout: .seconds(60), now: .seconds(2))
     #expect(s.awaitedAcks == [0, 1, 2])
@@ -125,7 +128,10 @@ struct SocketIOSessionTests {
     #expect(describe(s.receive(SocketIOPacket.ack(first.id, ["ok"]))) == ["ack 0 1"])
     #expect(s.receive(SocketIOPacket.ack(first.id, ["again"])).isEmpty)  // answered once
     #expect(s.receive(SocketIOPacket.ack(99)).isEmpty)  // never asked
+    // The server's pongs confirm the emits (a WebSocket ping follows each first one).
+    #expect(describe(s.receivePong(now: .seconds(2.5))) == ["probe"])
     #expect(describe(s.tick(now: .seconds(7))) == ["fail \(second.id) ackTimeout"])
+    #expect(describe(s.receivePong(now: .seconds(7.2))) == [])
     let ended = s.transportEnded()
     #expect(describe(ended.actions) == ["fail \(third.id) notConnected"])
     #expect(ended.reason == .transportClose && ended.wasConnected)

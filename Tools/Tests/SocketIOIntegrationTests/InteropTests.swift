@@ -22,6 +22,33 @@ struct SwiftClientPythonServerTests {
     return configuration
   }
 
+  @Test(
+    "python-socketio (aiohttp) answers the WebSocket ping after each emit: confirmed, nothing sent twice"
+  )
+  func emitsAreConfirmed() async throws {
+    let (peer, port) = try await PythonPeer.startServer()
+    defer { peer.stop() }
+    var configuration = configuration(port: port)
+    // Generous: the subject is that pongs come, and a loaded machine stalls for seconds.
+    configuration.livenessTimeout = .seconds(30)
+    let client = SocketIOClient(configuration: configuration)
+    let statuses = Recorder<SocketIOStatus>()
+    statuses.record(client.statusUpdates)
+    let events = Recorder<SocketIOEvent>()
+    events.record(client.events)
+    await client.connect()
+    #expect(await statuses.wait { $0.contains(where: isConnected) })
+    for round in 1...3 {
+      try await client.emit("ping-me", [.number(Double(round))])
+      #expect(await client.waitUntilConfirmed(), "round \(round)")
+    }
+    #expect(await events.wait { $0.filter { $0.name == "pong-you" }.count == 3 })
+    #expect(await client.emitsResent == 0)
+    let seen = await statuses.items
+    #expect(seen.filter(isConnected).count == 1, "\(seen)")
+    await client.disconnect()
+  }
+
   @Test("handshake, early events, acks, binary, LIVA events, pings, server disconnect")
   func scenarios() async throws {
     let (peer, port) = try await PythonPeer.startServer(pingInterval: 0.1, pingTimeout: 30)

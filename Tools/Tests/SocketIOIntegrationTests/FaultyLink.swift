@@ -1,0 +1,116 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// A TCP link between a client and a server that a test can break the way networks break:
+/// it forwards bytes both ways until told to go silent, then reads nothing more from either
+/// side and passes nothing, keeping both connections open (no FIN, no RST), as a dead mobile
+/// link or a NAT that forgot the flow does: the peers' writes fill their socket buffers and
+/// stall. Started silent, it is a proxy that accepts TCP and never answers anything.
+final class FaultyLink: Sendable {
+  /// One connection through the link: the client's side, the server's side once connected.
+  private final class Connection: Sendable {
+    let silent: NIOLockedValueBox<Bool>
+    let channels = NIOLockedValueBox<[any Channel]>([])
+    init(silent: Bool) { self.silent = NIOLockedValueBox(silent) }
+
+    func goSilent() {
+      silent.withLockedValue { $0 = true }
+      for channel in channels.withLockedValue({ $0 }) {
+        channel.setOption(.autoRead, value: false).whenComplete { _ in }
+      }
+    }
+  }
+
+  private let connections: NIOLockedValueBox<[Connection]>
+  private let listener: any Channel
+  /// The port the client connects to.
+  let port: Int
+
+  /// A link on an ephemeral loopback port to `upstreamPort`. `silentFromStart`: every
+  /// connection is silent from its first byte (a proxy that swallows the handshake).
+  static func start(to upstreamPort: Int, silentFromStart: Bool = false) async throws
+    -> FaultyLink
+  {
+    let connections = NIOLockedValueBox<[Connection]>([])
+    let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+      .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+      // Nothing is read from the client until the server side is connected.
+      .childChannelOption(.autoRead, value: false)
+      // Small buffers: a silent link stalls its peers' writes after a few hundred KiB.
+      .childChannelOption(.socketOption(.so_rcvbuf), value: 64 << 10)
+      .childChannelInitializer { inbound in
+        let connection = Connection(silent: silentFromStart)
+        connection.channels.withLockedValue { $0.append(inbound) }
+        connections.withLockedValue { $0.append(connection) }
+        let forward = Forward(silent: connection.silent)
+        return inbound.pipeline.addHandler(forward).flatMap {
+          ClientBootstrap(group: inbound.eventLoop)
+            .channelInitializer { outbound in
+              outbound.pipeline.addHandler(Forward(silent: connection.silent, partner: inbound))
+            }
+            .connect(host: "127.0.0.1", port: upstreamPort)
+            .flatMap { upstream in
+              forward.partner = upstream
+              connection.channels.withLockedValue { $0.append(upstream) }
+              let silent = connection.silent.withLockedValue { $0 }
+              return silent
+                ? upstream.setOption(.autoRead, value: false)
+                : inbound.setOption(.autoRead, value: true)
+            }
+        }
+      }
+      .bind(host: "127.0.0.1", port: 0).get()
+    return FaultyLink(
+      connections: connections, listener: listener, port: listener.localAddress?.port ?? 0)
+  }
+
+  private init(connections: NIOLockedValueBox<[Connection]>, listener: any Channel, port: Int) {
+    self.connections = connections
+    self.listener = listener
+    self.port = port
+  }
+
+  var url: String { "http://127.0.0.1:\(port)" }
+
+  /// From now on the connections made so far read and pass nothing; they stay open.
+  /// Connections made later forward again (the network came back).
+  func goSilent() {
+    for connection in connections.withLockedValue({ $0 }) { connection.goSilent() }
+  }
+
+  /// How many connections were made through the link.
+  var connectionCount: Int { connections.withLockedValue { $0.count } }
+
+  /// Closes the listener and every connection through the link.
+  func stop() async {
+    try? await listener.close()
+    for connection in connections.withLockedValue({ $0 }) {
+      for channel in connection.channels.withLockedValue({ $0 }) {
+        try? await channel.close()
+      }
+    }
+  }
+
+  /// Passes what one side reads to the other, unless the link is silent.
+  private final class Forward: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = ByteBuffer
+    let silent: NIOLockedValueBox<Bool>
+    var partner: (any Channel)?
+
+    init(silent: NIOLockedValueBox<Bool>, partner: (any Channel)? = nil) {
+      self.silent = silent
+      self.partner = partner
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+      guard !silent.withLockedValue({ $0 }), let partner else { return }
+      partner.writeAndFlush(unwrapInboundIn(data), promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+      if !silent.withLockedValue({ $0 }) { partner?.close(promise: nil) }
+      context.fireChannelInactive()
+    }
+  }
+}
