@@ -99,6 +99,17 @@ extension LIVAClient {
     case .baseAnimationsManifest(let manifest):
       await handleManifest(manifest)
     case .animationTotalFrames(let name, let total):
+      // Only what this client asked for is downloaded: the disk cache holds nothing unasked.
+      guard protectedState.withLock({ $0.downloading.contains(name) }) else {
+        let refusal = LIVAProtocolError(
+          .unrequested, "a download of \(name) that was not requested is ignored",
+          event: event.name, fieldPath: Wire.Field.animationType)
+        logger.warning(
+          "[LIVA] unrequested download ignored", metadata: ["animation": "\(name)"])
+        player.noteRejectedEvent(refusal)
+        Self.emit(.rejected(refusal), in: protectedState)
+        return
+      }
       do {
         try player.baseFrames.beginDownload(name, frames: total)
       } catch {

@@ -62,8 +62,10 @@ extension BaseFrameStore {
   /// Writes frame `index` of an animation being downloaded: the encoded bytes as they came
   /// (PNG, WebP or JPEG, recognised by their first bytes), never decoded or re-encoded here,
   /// so the socket task that calls this only writes a file; ``frame(_:of:)`` decodes the
-  /// frame when it is needed (bytes that turn out damaged fail there, as a damaged file
-  /// would). Bytes that are no image at all are refused.
+  /// frame when it is needed (bytes that turn out damaged past their header fail there, as a
+  /// damaged file would). Refused: bytes that are no image, an image whose header declares
+  /// no size (``ImageHeader``), and an image whose decoded size exceeds
+  /// ``memoryByteLimit`` (it could never be drawn).
   public func storeFrame(_ data: Data, index: Int, of animation: AnimationName)
     throws(LIVAMediaError)
   {
@@ -79,6 +81,19 @@ extension BaseFrameStore {
     guard ImageFormat(sniffing: data) != nil else {
       throw LIVAMediaError(
         .unsupportedFormat, "frame \(index) is not an image", source: animation.rawValue)
+    }
+    // The header must declare a size, and the decoded frame must fit the decoded-frame
+    // budget: a frame that could never be drawn is refused now rather than cached.
+    guard let header = ImageHeader(reading: data) else {
+      throw LIVAMediaError(
+        .corruptData, "frame \(index) has no readable image header", source: animation.rawValue)
+    }
+    guard header.decodedByteCount <= memoryByteLimit else {
+      throw LIVAMediaError(
+        .imageTooLarge,
+        "frame \(index) is \(header.width)×\(header.height): \(header.decodedByteCount) bytes "
+          + "decoded, over the decoded-frame budget of \(memoryByteLimit)",
+        source: animation.rawValue)
     }
     let url = frameURL(animation, staging.directory, index)
     let previous = Self.fileSize(url)

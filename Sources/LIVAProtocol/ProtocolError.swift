@@ -24,6 +24,9 @@ public struct LIVAProtocolError: Error, Hashable, Sendable, CustomStringConverti
     public static let tooLarge = Code("tooLarge")
     /// A value is malformed (bad base64, bad data URL, bad timestamp...).
     public static let malformedValue = Code("malformedValue")
+    /// A well-formed event the client did not ask for (a base-animation download it never
+    /// requested): ignored, so a backend cannot fill the cache unasked.
+    public static let unrequested = Code("unrequested")
 
     /// The identifier.
     public var description: String { rawValue }

@@ -26,6 +26,9 @@ public struct BackendFaults: Hashable, Sendable {
   /// The first this many base-animation downloads leave out their last frame (and still end
   /// with `animation_frames_complete`): a download the client must reject and ask for again.
   public var incompleteDownloads = 0
+  /// After the manifest, push a download the client never asked for: the first animation's
+  /// frames under the name `pushed_1_s_pushed_1_e`.
+  public var pushesUnrequestedAnimation = false
   /// The seed of the jitter.
   public var seed: UInt64 = 1
 
@@ -157,6 +160,14 @@ public final class ReferenceBackend: Sendable {
         }
       }
       send(.baseAnimationsManifest(manifest), to: socket)
+      if configuration.faults.pushesUnrequestedAnimation,
+        let first = manifest.keys.sorted(by: { $0.rawValue < $1.rawValue }).first,
+        let count = pack.frameCount(of: first),
+        let pushed = try? AnimationName(parsing: "pushed_1_s_pushed_1_e")
+      {
+        logger.info("fault: pushing an unrequested download", metadata: ["as": "\(pushed)"])
+        sendAnimation(first, frames: count, to: socket, as: pushed)
+      }
     case .specificBaseAnimation(let name, _):
       guard let count = pack.frameCount(of: name) else {
         logger.warning("unknown animation requested", metadata: ["animation": "\(name)"])
@@ -170,9 +181,13 @@ public final class ReferenceBackend: Sendable {
     }
   }
 
+  /// Sends animation `name`'s frames, named `wireName` on the wire (`name` by default).
   private func sendAnimation(
-    _ name: AnimationName, frames count: Int, to socket: SocketIOServerSocket
+    _ name: AnimationName, frames count: Int, to socket: SocketIOServerSocket,
+    as wireName: AnimationName? = nil
   ) {
+    let source = name
+    let name = wireName ?? name
     send(.animationTotalFrames(name, totalFrames: count), to: socket)
     let incomplete = incompleteLeft.withLockedValue { left -> Bool in
       guard left > 0 else { return false }
@@ -191,7 +206,7 @@ public final class ReferenceBackend: Sendable {
         return
       }
       do {
-        let data = try pack.baseFrameData(name, frame: index)
+        let data = try pack.baseFrameData(source, frame: index)
         send(.receiveBaseFrame(name, frameIndex: index, image: data), to: socket)
       } catch {
         logger.error(

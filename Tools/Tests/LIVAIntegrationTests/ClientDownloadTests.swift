@@ -87,6 +87,34 @@ struct ClientDownloadTests {
     await server.stop()
   }
 
+  @Test("a download the backend pushes unasked is refused: nothing of it reaches the disk cache")
+  func unrequestedDownloadIgnored() async throws {
+    let server = try await Self.backend { $0.faults.pushesUnrequestedAnimation = true }
+    let root = Self.temporaryRoot()
+    defer { try? FileManager.default.removeItem(at: root) }
+    let client = try Self.client(port: server.port, cacheRoot: root)
+    let events = Events(client)
+    await client.connect()
+    let pushed = try AnimationName(parsing: "pushed_1_s_pushed_1_e")
+    let refused = {
+      events.seen.withLock { events in
+        events.contains {
+          if case .rejected(let error) = $0 { error.code == .unrequested } else { false }
+        }
+      }
+    }
+    #expect(
+      await until(client.changes) {
+        refused() && client.state == .ready && client.pendingDownloads == 0
+      })
+    #expect(!client.player.baseFrames.isAvailable(pushed))
+    #expect(!client.player.baseFrames.isDownloading(pushed))
+    let folders = (try? FileManager.default.subpathsOfDirectory(atPath: root.path)) ?? []
+    #expect(!folders.contains { $0.contains("pushed_1_s_pushed_1_e") }, "\(folders)")
+    await client.disconnect()
+    await server.stop()
+  }
+
   @Test("a new version whose downloads keep failing: retried as the policy says, the old one plays")
   func failingNewVersionKeepsOld() async throws {
     let root = Self.temporaryRoot()
