@@ -3,6 +3,7 @@
   import Foundation
   import LIVA
   import LIVAEngine
+  import LIVAMedia
   import LIVAPlatform
   import LIVAProtocol
   import QuartzCore
@@ -23,10 +24,18 @@
     private var buffers: [ChunkID: AVAudioPCMBuffer] = [:]
     private let format: AVAudioFormat
     private let decoding = DispatchQueue(label: "liva.audio.decode", qos: .userInitiated)
+    /// How long a chunk may be: its PCM is sized from its MP3 headers before decoding, and a
+    /// longer chunk is not decoded (no sound; the mouth goes on).
+    private let budget: PCMBudget
 
     /// Attaches a player node to a new engine and starts it; `outputLatency` is the route's
     /// (``AudioSessionSetup/outputLatency`` on iOS).
-    public init(outputLatency: Double, sampleRate: Double = 44_100) throws {
+    ///
+    /// - Parameter budget: the longest chunk decoded (60 s by default).
+    public init(outputLatency: Double, sampleRate: Double = 44_100, budget: PCMBudget = PCMBudget())
+      throws
+    {
+      self.budget = budget
       guard let format = AVAudioFormat(standardFormatWithSampleRate: sampleRate, channels: 1)
       else { throw CocoaError(.featureUnsupported) }
       self.format = format
@@ -117,7 +126,7 @@
       guard let actions else {
         decoding.async { [weak self] in
           guard let self else { return }
-          let buffer = Self.decode(audio, to: self.format)
+          let buffer = Self.decode(audio, to: self.format, budget: self.budget)
           let actions = self.lock.withLock { () -> [AudioTimeline.Action] in
             // Stopped, or another chunk started, while it was decoded: nothing to do.
             guard self.timeline.pendingStart == chunk else { return [] }
@@ -156,7 +165,7 @@
     /// player's event delivery, not the display link) and hands it to the timeline, which
     /// schedules it at the exact sample where the chunk before it ends.
     public func prepare(_ chunk: ChunkID, audio: Data, at time: Double) {
-      guard let buffer = Self.decode(audio, to: format) else { return }
+      guard let buffer = Self.decode(audio, to: format, budget: budget) else { return }
       let actions = lock.withLock { () -> [AudioTimeline.Action] in
         buffers[chunk] = buffer
         refreshAnchor()
@@ -232,33 +241,43 @@
         case .pausePlayer:
           player.pause()
         case .playPlayer:
-          player.play()
+          // `play()` on a node whose engine is not running raises an Objective-C exception.
+          if engine.isRunning { player.play() }
         case .restartEngine:
           player.stop()
-          try? engine.start()
-          player.play()
+          do {
+            try engine.start()
+            player.play()
+          } catch {
+            // No sound until the next activation or configuration change restarts it.
+          }
         }
       }
     }
 
-    /// The MP3 decoded to PCM in `format` (through a temporary file: AVAudioFile reads files).
-    private static func decode(_ mp3: Data, to format: AVAudioFormat) -> AVAudioPCMBuffer? {
+    /// The MP3 decoded to PCM in `format` (through a temporary file: AVAudioFile reads files),
+    /// its buffers sized by `budget` from the MP3's own frame headers, never from what the file
+    /// claims; nil when it is no MP3, longer than the budget, or undecodable.
+    private static func decode(_ mp3: Data, to format: AVAudioFormat, budget: PCMBudget)
+      -> AVAudioPCMBuffer?
+    {
+      guard let timing = try? MP3Timing(parsing: mp3),
+        let sourceFrames = try? budget.frames(for: timing, at: Double(timing.sampleRate)),
+        let outputFrames = try? budget.frames(for: timing, at: format.sampleRate)
+      else { return nil }
       let url = FileManager.default.temporaryDirectory
         .appendingPathComponent("liva-\(UUID().uuidString).mp3")
       defer { try? FileManager.default.removeItem(at: url) }
       guard (try? mp3.write(to: url)) != nil,
         let file = try? AVAudioFile(forReading: url),
-        let decoded = AVAudioPCMBuffer(
-          pcmFormat: file.processingFormat, frameCapacity: AVAudioFrameCount(file.length)),
-        (try? file.read(into: decoded)) != nil
+        let capacity = AVAudioFrameCount(exactly: max(0, min(file.length, Int64(sourceFrames)))),
+        let decoded = AVAudioPCMBuffer(pcmFormat: file.processingFormat, frameCapacity: capacity),
+        (try? file.read(into: decoded, frameCount: capacity)) != nil
       else { return nil }
       if decoded.format == format { return decoded }
-      guard let converter = AVAudioConverter(from: decoded.format, to: format) else { return nil }
-      let ratio = format.sampleRate / decoded.format.sampleRate
-      guard
-        let converted = AVAudioPCMBuffer(
-          pcmFormat: format,
-          frameCapacity: AVAudioFrameCount(Double(decoded.frameLength) * ratio) + 1024)
+      guard let converter = AVAudioConverter(from: decoded.format, to: format),
+        let convertedCapacity = AVAudioFrameCount(exactly: outputFrames + 1024),
+        let converted = AVAudioPCMBuffer(pcmFormat: format, frameCapacity: convertedCapacity)
       else { return nil }
       // The input block runs during `convert`, on this thread: one buffer, then the end.
       final class Once: @unchecked Sendable { var given = false }
@@ -281,15 +300,15 @@
       -> AVAudioPCMBuffer?
     {
       guard skip > 0 else { return buffer }
-      guard
-        let part = AVAudioPCMBuffer(
-          pcmFormat: buffer.format, frameCapacity: AVAudioFrameCount(frames)),
+      guard skip + frames <= Int64(buffer.frameLength),
+        let count = AVAudioFrameCount(exactly: frames),
+        let part = AVAudioPCMBuffer(pcmFormat: buffer.format, frameCapacity: count),
         let source = buffer.floatChannelData, let target = part.floatChannelData
       else { return nil }
       for channel in 0..<Int(buffer.format.channelCount) {
         target[channel].update(from: source[channel] + Int(skip), count: Int(frames))
       }
-      part.frameLength = AVAudioFrameCount(frames)
+      part.frameLength = count
       return part
     }
   }
