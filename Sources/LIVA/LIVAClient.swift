@@ -120,7 +120,14 @@ public final class LIVAClient: Sendable {
     displayLink.start { player.tick(now: $0) }
   }
 
-  deinit { displayLink.stop() }
+  /// A client dropped without ``disconnect()`` stops: its display link, its tasks, and its
+  /// socket (which would otherwise reconnect and play for ever).
+  deinit {
+    displayLink.stop()
+    let (socket, tasks) = protectedState.withLock { ($0.socket, $0.tasks) }
+    for task in tasks { task.cancel() }
+    if let socket { Task { await socket.disconnect() } }
+  }
 
   // MARK: - State
 
@@ -230,8 +237,11 @@ public final class LIVAClient: Sendable {
     }
     guard !alreadyConnected else { return }
     apply(.connectRequested)
-    let events = Task { [self] in
-      for await event in socket.events {
+    // The tasks hold the client only while they handle an element: a client the app drops
+    // is released, and its deinit stops the socket.
+    let events = Task { [weak self, stream = socket.events] in
+      for await event in stream {
+        guard let self else { return }
         await handle(event)
         changes.signal()
         // A backend that asked for an acknowledgement (to pace or to retry) gets one once the
@@ -239,8 +249,9 @@ public final class LIVAClient: Sendable {
         if event.wantsAck { await event.ack([]) }
       }
     }
-    let statuses = Task { [self] in
-      for await status in socket.statusUpdates {
+    let statuses = Task { [weak self, stream = socket.statusUpdates, weak socket] in
+      for await status in stream {
+        guard let self, let socket else { return }
         await handle(status, of: socket)
         changes.signal()
       }

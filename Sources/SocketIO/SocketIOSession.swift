@@ -12,8 +12,9 @@
 /// connect timeout of the transport's opening; the server's heartbeat values are clamped to
 /// ``maximumHeartbeat``; and an emit is followed by a WebSocket ping (``Action/probe``) whose
 /// pong must come within ``Settings/livenessTimeout``. Emits not confirmed by a pong when the
-/// transport ends are sent again, once, on the next connection: a message written into a
-/// silently dead link is not lost.
+/// transport times out are sent again, once, on the next connection: a message written into a
+/// silently dead link is not lost. (A transport the server closes is not assumed to have lost
+/// them.)
 public struct SocketIOSession: Sendable {
   /// What the session is told at creation.
   public struct Settings: Sendable {
@@ -173,10 +174,12 @@ public struct SocketIOSession: Sendable {
       Action.failAck($0, SocketIOError(.notConnected, "the connection ended"))
     }
     ackDeadlines = [:]
-    // Emits the dead transport never confirmed go first on the next connection, once; a
-    // transport the application ended is not waited on again.
+    // Emits a silently dead transport never confirmed go first on the next connection, once.
+    // Only after a timeout: a link that took nothing in that time most likely delivered
+    // nothing. A transport the server closed (or reset) may have read them: sent again, a
+    // message could be answered twice, so they are not.
     if let unconfirmed = ended?.unconfirmed, !unconfirmed.isEmpty,
-      ended?.outcome != .clientDisconnect
+      ended?.outcome == .pingTimeout
     {
       buffered = unconfirmed.map(\.frames) + buffered
       if buffered.count > settings.maximumBufferedEmits {

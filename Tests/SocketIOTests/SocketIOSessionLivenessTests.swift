@@ -94,6 +94,20 @@ struct SocketIOSessionLivenessTests {
     #expect(base.describe(s.transportEnded().actions) == ["resend 1"])
   }
 
+  @Test("a transport the server closed may have read the emits: not sent again")
+  func closedTransportDoesNotResend() {
+    var s = session()
+    connect(&s, at: .zero)
+    _ = s.emit(message("drop me"), now: .seconds(1))
+    _ = s.receive(.close, now: .seconds(1.1))
+    #expect(base.describe(s.transportEnded().actions) == [])
+    var t = session()
+    connect(&t, at: .zero)
+    _ = t.emit(message("reset"), now: .seconds(1))
+    #expect(base.describe(t.transportEnded(error: "connection reset").actions) == [])
+    #expect(t.bufferedEmits == 0)
+  }
+
   @Test("the application's disconnect does not send the unconfirmed emits again")
   func disconnectDoesNotResend() {
     var s = session()

@@ -245,3 +245,40 @@ struct ClientCacheKeyTests {
     #expect(first != otherAgent.cacheDirectory)
   }
 }
+
+/// A client the application drops without `disconnect()` is released, and so is its socket:
+/// nothing reconnects or plays for ever behind the app's back.
+@Suite("Client life cycle", .serialized)
+struct ClientLifeCycleTests {
+  /// Waits, checking every 10 ms for at most `timeout`, until `condition` holds.
+  static func eventually(_ timeout: Duration = .seconds(10), _ condition: () -> Bool) async
+    -> Bool
+  {
+    let deadline = ContinuousClock.now + timeout
+    while !condition() {
+      guard ContinuousClock.now < deadline else { return false }
+      try? await Task.sleep(for: .milliseconds(10))
+    }
+    return true
+  }
+
+  @Test("a connected client dropped without disconnect() is released with its socket")
+  func droppedClientIsReleased() async throws {
+    let server = try await ClientDownloadTests.backend { _ in }
+    let root = ClientDownloadTests.temporaryRoot()
+    defer { try? FileManager.default.removeItem(at: root) }
+    weak var weakClient: LIVAClient?
+    weak var weakSocket: SocketIOClient?
+    do {
+      let client = try ClientDownloadTests.client(port: server.port, cacheRoot: root)
+      weakClient = client
+      await client.connect()
+      #expect(await until(client.changes) { client.state == .ready })
+      weakSocket = client.protectedState.withLock { $0.socket }
+      #expect(weakSocket != nil)
+    }
+    #expect(await Self.eventually { weakClient == nil }, "the client is still alive")
+    #expect(await Self.eventually { weakSocket == nil }, "its socket is still alive")
+    await server.stop()
+  }
+}
