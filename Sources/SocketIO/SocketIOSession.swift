@@ -88,6 +88,10 @@ public struct SocketIOSession: Sendable {
   /// longer.
   public static let maximumHeartbeat: Duration = .seconds(300)
 
+  /// The longest ping payload echoed in the pong (bytes); a longer one is answered with an
+  /// empty pong.
+  public static let maximumEchoedPingBytes = 64
+
   private struct Transport {
     var id: Int
     var handshake: EngineIOHandshake?
@@ -222,7 +226,10 @@ public struct SocketIOSession: Sendable {
     case .ping(let payload):
       extendDeadline(now)
       pingsAnswered += 1
-      return [.send([EngineIOPacket.pong(payload).frame])]
+      // Servers ping with nothing or "probe"; a large payload is not echoed (a server, or a
+      // man in the middle, could otherwise make every ping cost its size again in writes).
+      let echoed = payload.utf8.count <= Self.maximumEchoedPingBytes ? payload : ""
+      return [.send([EngineIOPacket.pong(echoed).frame])]
     case .close:
       return end(.transportClose)
     case .message, .binaryMessage, .pong, .upgrade, .noop:

@@ -108,6 +108,15 @@ struct SocketIOSessionLivenessTests {
     #expect(t.bufferedEmits == 0)
   }
 
+  @Test("a ping's payload is echoed up to 64 bytes; a 16 MiB one gets an empty pong")
+  func pingEchoBounded() {
+    var s = session()
+    connect(&s, at: .zero)
+    #expect(base.describe(s.receive(.ping("probe"), now: .seconds(1))) == ["send 3probe"])
+    let huge = String(repeating: "x", count: 16 << 20)
+    #expect(base.describe(s.receive(.ping(huge), now: .seconds(2))) == ["send 3"])
+  }
+
   @Test("the application's disconnect does not send the unconfirmed emits again")
   func disconnectDoesNotResend() {
     var s = session()
