@@ -133,7 +133,8 @@ public final class LIVAPlayer: Sendable {
       State(
         core: PlayerCore(
           engine: configuration.engine, freezeThreshold: configuration.freezeThreshold,
-          expectedTickRate: configuration.expectedTickRate),
+          expectedTickRate: configuration.expectedTickRate,
+          baseFrameBudget: configuration.baseFrameBudget),
         started: createdAt))
     self.state = state
     self.compositor = Locked((nil, FramePool(retainedFrames: surface.retainedFrames)))
@@ -213,7 +214,10 @@ public final class LIVAPlayer: Sendable {
   /// ready), what the engine will draw next if nothing new arrives
   /// (``LIVAEngine/upcomingBaseFrames(_:)``, three quarters of the room), then the first frames
   /// of every animation that can start where the one on screen ends or starts, or at idle's
-  /// end (speech may come at any time).
+  /// end (speech may come at any time). While idle, the first frames speech would draw (the
+  /// way into talking, and the frame behind the one on screen when speech walks the loop back)
+  /// come right after the next two idle frames. The window is asked for again each time a
+  /// quarter of its reach is drawn: every frame at 1280×768, where it holds six.
   public var windowFrames: [BaseFrameRef] {
     state.withLock { $0.core.window(budget: configuration.baseFrameBudget) }
   }

@@ -62,6 +62,8 @@ public struct PlayerCore: Sendable {
   /// A frame without speech whose base frame was not in memory when it was due.
   private var missed: DrawnFrame?
   private var drawsSinceWindow = 0
+  /// Bytes of decoded base frames the window is planned with (see ``window(budget:)``).
+  public let baseFrameBudget: Int
   /// `play_base_animation` requests for animations not downloaded yet, oldest first.
   private var deferredRequests: [(name: AnimationName, at: Double)] = []
   /// How long a request for an animation not downloaded yet waits for it, in seconds.
@@ -72,11 +74,14 @@ public struct PlayerCore: Sendable {
   private let expectedTickRate: Double
   private let speakingFPS: Double
 
-  /// Creates a core with the engine's tuning.
+  /// Creates a core with the engine's tuning; `baseFrameBudget` is the bytes of decoded base
+  /// frames its window ahead is planned with (it decides how often the window is refreshed).
   public init(
     engine configuration: EngineConfiguration = EngineConfiguration(),
-    freezeThreshold: Double = 0.1, expectedTickRate: Double = 60
+    freezeThreshold: Double = 0.1, expectedTickRate: Double = 60,
+    baseFrameBudget: Int = 32 << 20
   ) {
+    self.baseFrameBudget = baseFrameBudget
     engine = LIVAEngine(configuration: configuration)
     receiver = SpeechReceiver(speakingFPS: configuration.speakingFPS)
     // A wait at a chunk boundary within the engine's grace (and a frame and a tick more) is a
@@ -104,11 +109,20 @@ public struct PlayerCore: Sendable {
   /// Chunks whose audio or image claims are held (queued or playing).
   public var heldChunks: Int { max(audioByChunk.count, keysByChunk.count) }
 
+  /// Frames a window of `budget` bytes holds: as many as fit, less two for the frame being
+  /// drawn and a decode in flight; what is beyond (least urgent) waits for the next update.
+  static func windowCapacity(budget: Int, frameBytes: Int?) -> Int {
+    max(2, budget / max(1, frameBytes ?? 1 << 20) - 2)
+  }
+
+  /// How many of the frames the engine will draw a window of `capacity` frames reaches ahead:
+  /// three quarters of it (the rest starts the animations speech may switch to), at least 4,
+  /// at most 90 (3 s at 30 fps: further out, plans change before they are drawn).
+  static func reach(capacity: Int) -> Int { max(4, min(90, capacity * 3 / 4)) }
+
   /// The base frames to decode ahead, most urgent first, as many as `budget` bytes hold.
   public func window(budget: Int) -> [BaseFrameRef] {
-    // As many frames as the budget holds, less two for the frame being drawn and a decode in
-    // flight; what is beyond (least urgent) waits for the next update.
-    let capacity = max(2, budget / max(1, frameBytes ?? 1 << 20) - 2)
+    let capacity = Self.windowCapacity(budget: budget, frameBytes: frameBytes)
     let graph = engine.graph
     var frames: [BaseFrameRef] = []
     if let onScreen = engine.lastDrawnFrame {
@@ -118,16 +132,37 @@ public struct PlayerCore: Sendable {
       frames.append(BaseFrameRef(animation: idle, index: 0))  // always ready
     }
     // At most 3 s ahead at 30 fps: further out, plans change before they are drawn.
-    frames += engine.upcomingBaseFrames(max(4, min(90, capacity * 3 / 4)))
+    let upcoming = engine.upcomingBaseFrames(Self.reach(capacity: capacity))
     var poses: [KeyPose] = [.idleEnd]
     if let onScreen = engine.lastDrawnFrame {
       poses += [onScreen.animation.to, onScreen.animation.from]
     }
+    var starts: [BaseFrameRef] = []
     for pose in poses {
       for name in graph.animations(from: pose) {
         let count = graph.frameCount(of: name) ?? 0
-        frames += (0..<min(4, count)).map { BaseFrameRef(animation: name, index: $0) }
+        starts += (0..<min(4, count)).map { BaseFrameRef(animation: name, index: $0) }
       }
+    }
+    if engine.lastDrawnFrame?.mode == .idle {
+      // Idle: speech may come at any moment and its first frames are due at once, while idle
+      // draws slowly (two frames reach 0.2 s ahead at 10 fps). So the first frames speech
+      // draws come right after the next two idle frames: at 1280×768 the window holds six
+      // frames, and reaching further into idle left no room for them (speech began with
+      // base-frame misses).
+      let intoTalking = starts.filter { $0.index == 0 && $0.animation.to.pose.isTalking }
+      // On the half of the loop that leaves `idle_1_e`, speech walks it back to there: the
+      // frame behind the one on screen is the first one it draws.
+      var behind: [BaseFrameRef] = []
+      if let onScreen = engine.lastDrawnFrame, onScreen.index > 0,
+        onScreen.animation.from == .idleEnd
+      {
+        behind = [BaseFrameRef(animation: onScreen.animation, index: onScreen.index - 1)]
+      }
+      frames += Array(upcoming.prefix(2)) + behind + intoTalking + Array(upcoming.dropFirst(2))
+      frames += starts
+    } else {
+      frames += upcoming + starts
     }
     var seen = Set<BaseFrameRef>()
     return Array(frames.filter { seen.insert($0).inserted }.prefix(capacity))
@@ -287,8 +322,11 @@ public struct PlayerCore: Sendable {
     effects += perform(result.actions, at: now)
     if case .draw(let frame) = result.plan {
       effects.append(.draw(frame))
-      // The window reaches far enough ahead to be refreshed every few frames, not every one.
-      if drawsSinceWindow % 4 == 0 { effects.append(.updateWindow) }
+      // Refreshed once a quarter of its reach is drawn, so it always reaches three quarters of
+      // it ahead: every few frames at 512×512 (22 frames ahead), every frame at 1280×768 (4).
+      let reach = Self.reach(
+        capacity: Self.windowCapacity(budget: baseFrameBudget, frameBytes: frameBytes))
+      if drawsSinceWindow % max(1, reach / 4) == 0 { effects.append(.updateWindow) }
       drawsSinceWindow += 1
     } else if case .hold(.notDue) = result.plan, let missed {
       effects.append(.drawIfDecoded(missed))
