@@ -134,7 +134,10 @@ public final class LIVAPlayer: Sendable {
         core: PlayerCore(
           engine: configuration.engine, freezeThreshold: configuration.freezeThreshold,
           expectedTickRate: configuration.expectedTickRate,
-          baseFrameBudget: configuration.baseFrameBudget),
+          baseFrameBudget: configuration.baseFrameBudget,
+          overlayBudget: max(
+            0, configuration.overlayByteLimit - configuration.playedOverlayByteLimit),
+          encodedOverlayBudget: configuration.ingest.maximumQueuedBytes),
         started: createdAt))
     self.state = state
     self.compositor = Locked((nil, FramePool(retainedFrames: surface.retainedFrames)))

@@ -64,6 +64,20 @@ public struct PlayerCore: Sendable {
   private var drawsSinceWindow = 0
   /// Bytes of decoded base frames the window is planned with (see ``window(budget:)``).
   public let baseFrameBudget: Int
+  /// Bytes of decoded overlay images the decode window ahead of playback may hold.
+  public let overlayBudget: Int
+  /// Bytes of encoded overlay images held back at most (received, not yet decoded).
+  public let encodedOverlayBudget: Int
+  /// Images received and held encoded until their turn to be decoded, in arrival order.
+  private var heldBack: [String: (overlay: EncodedOverlay, bytes: Int, order: Int)] = [:]
+  private var heldBackBytes = 0
+  private var arrivals = 0
+  /// Arrivals counted when the last two plans were queued: an image no plan claimed though
+  /// two plans came after it is no chunk's (images come before their plan) and is let go.
+  private var arrivalsAtPlans = (older: 0, newer: 0)
+  /// Images sent to be decoded whose chunk has not finished, with their decoded bytes.
+  private var admitted: [String: (bytes: Int, order: Int)] = [:]
+  private var admittedBytes = 0
   /// `play_base_animation` requests for animations not downloaded yet, oldest first.
   private var deferredRequests: [(name: AnimationName, at: Double)] = []
   /// How long a request for an animation not downloaded yet waits for it, in seconds.
@@ -75,13 +89,19 @@ public struct PlayerCore: Sendable {
   private let speakingFPS: Double
 
   /// Creates a core with the engine's tuning; `baseFrameBudget` is the bytes of decoded base
-  /// frames its window ahead is planned with (it decides how often the window is refreshed).
+  /// frames its window ahead is planned with (it decides how often the window is refreshed);
+  /// `overlayBudget` the bytes of decoded mouths of chunks not yet played it has decoded at
+  /// once (the overlay store's bytes less its played images'), and `encodedOverlayBudget` the
+  /// bytes of encoded mouths it holds back meanwhile.
   public init(
     engine configuration: EngineConfiguration = EngineConfiguration(),
     freezeThreshold: Double = 0.1, expectedTickRate: Double = 60,
-    baseFrameBudget: Int = 32 << 20
+    baseFrameBudget: Int = 32 << 20, overlayBudget: Int = 60 << 20,
+    encodedOverlayBudget: Int = 64 << 20
   ) {
     self.baseFrameBudget = baseFrameBudget
+    self.overlayBudget = overlayBudget
+    self.encodedOverlayBudget = encodedOverlayBudget
     engine = LIVAEngine(configuration: configuration)
     receiver = SpeechReceiver(speakingFPS: configuration.speakingFPS)
     // A wait at a chunk boundary within the engine's grace (and a frame and a tick more) is a
@@ -387,9 +407,9 @@ public struct PlayerCore: Sendable {
       switch action {
       case .enqueue(let plan, let audio):
         effects += enqueue(plan, audio: audio)
-      case .decode(let overlays, let chunk):
+      case .decode(let overlays, _):
         engine.imagesInFlight(overlays.map(\.key))
-        effects.append(.decode(overlays, chunk: chunk))
+        effects += holdBack(overlays)
       case .imagesFailed(let keys):
         accounting.failedImages += keys.count
         for key in keys { engine.imageFailed(key) }
@@ -469,8 +489,109 @@ public struct PlayerCore: Sendable {
     if let data, !data.isEmpty {
       for id in queued { effects.append(.prepareAudio(id, data, at: now)) }
     }
+    if !queued.isEmpty {
+      let used = keysStillUsed
+      let orphans = heldBack.filter {
+        $0.value.order < arrivalsAtPlans.older && !used.contains($0.key)
+      }
+      for (key, held) in orphans {
+        heldBack[key] = nil
+        heldBackBytes -= held.overlay.data.count
+      }
+      // Decoded ones keep their pixels (the store lets unclaimed images go first) but no
+      // longer their room in the window.
+      leaveWindow(
+        Set(
+          admitted.filter { $0.value.order < arrivalsAtPlans.older && !used.contains($0.key) }
+            .keys))
+      if !orphans.isEmpty {
+        effects.append(
+          .log(
+            .info, "[LIVA] overlay images no plan claimed: let go",
+            ["images": "\(orphans.count)"]))
+      }
+      arrivalsAtPlans = (arrivalsAtPlans.newer, arrivals)
+    }
+    effects += admitDecodes()
     effects.append(.updateWindow)
     return effects
+  }
+
+  // MARK: - The decode window of mouths
+
+  /// Keeps received images encoded until their turn (see ``admitDecodes()``); an image beyond
+  /// ``encodedOverlayBudget`` is shed (its mouth lost, logged) rather than held.
+  private mutating func holdBack(_ overlays: [EncodedOverlay]) -> [Effect] {
+    var effects: [Effect] = []
+    var shed: [String] = []
+    for overlay in overlays where heldBack[overlay.key] == nil && admitted[overlay.key] == nil {
+      guard heldBackBytes + overlay.data.count <= encodedOverlayBudget else {
+        shed.append(overlay.key)
+        continue
+      }
+      let bytes = ImageHeader(reading: overlay.data)?.decodedByteCount ?? 0
+      heldBack[overlay.key] = (overlay, bytes, arrivals)
+      heldBackBytes += overlay.data.count
+      arrivals += 1
+    }
+    if !shed.isEmpty {
+      accounting.failedImages += shed.count
+      for key in shed { engine.imageFailed(key) }
+      effects.append(
+        .log(
+          .warning, "[LIVA] overlay images shed: more held back than the budget",
+          ["images": "\(shed.count)", "budget": "\(encodedOverlayBudget)"]))
+    }
+    return effects + admitDecodes()
+  }
+
+  /// Sends held-back images to be decoded, in the order they will be drawn (the queued
+  /// chunks' in playing order, then those no plan claimed yet, in arrival order), while their
+  /// decoded bytes and those of images sent before whose chunk has not finished fit
+  /// ``overlayBudget``; the images of the chunk playing or next always go (playback never
+  /// waits on the budget). Decoded
+  /// far ahead, a message's first mouths were pushed out of the store by its last ones before
+  /// they were drawn.
+  private mutating func admitDecodes() -> [Effect] {
+    guard !heldBack.isEmpty else { return [] }
+    var order: [String] = []
+    var placed = Set<String>()
+    let chunks = keysByChunk.keys.sorted { ($0.message, $0.index) < ($1.message, $1.index) }
+    for id in chunks {
+      for key in keysByChunk[id]!.sorted() where heldBack[key] != nil && !placed.contains(key) {
+        order.append(key)
+        placed.insert(key)
+      }
+    }
+    // The chunk playing or next always goes whole: playback never waits on the budget.
+    let first = chunks.first.flatMap { keysByChunk[$0] } ?? []
+    order += heldBack.filter { !placed.contains($0.key) }.sorted { $0.value.order < $1.value.order }
+      .map(\.key)
+    var batch: [EncodedOverlay] = []
+    for key in order {
+      let held = heldBack[key]!
+      if !first.contains(key), admittedBytes > 0, admittedBytes + held.bytes > overlayBudget {
+        break
+      }
+      heldBack[key] = nil
+      heldBackBytes -= held.overlay.data.count
+      admitted[key] = (held.bytes, held.order)
+      admittedBytes += held.bytes
+      batch.append(held.overlay)
+    }
+    // The chunk of the batch's first image, for logs (-1: no plan claimed it yet).
+    let chunk = batch.first.flatMap { first in
+      keysByChunk.first { $0.value.contains(first.key) }?.key.index
+    }
+    return batch.isEmpty ? [] : [.decode(batch, chunk: chunk ?? -1)]
+  }
+
+  /// `keys` no queued chunk uses any more (played, or their message interrupted): their room
+  /// in the decode window is free, and what was held back for them only is dropped.
+  private mutating func leaveWindow(_ keys: Set<String>) {
+    for key in keys {
+      if let entry = admitted.removeValue(forKey: key) { admittedBytes -= entry.bytes }
+    }
   }
 
   private var keysStillUsed: Set<String> {
@@ -496,7 +617,17 @@ public struct PlayerCore: Sendable {
       case .evictImages(let message, _):
         audioByChunk = audioByChunk.filter { $0.key.message != message }
         completeAhead = completeAhead.filter { $0.message != message }
+        let dropped = keysByChunk.filter { $0.key.message == message }.values
+          .reduce(into: Set<String>()) { $0.formUnion($1) }
         keysByChunk = keysByChunk.filter { $0.key.message != message }
+        let gone = dropped.subtracting(keysStillUsed)
+        leaveWindow(gone)
+        for key in gone {
+          if let held = heldBack.removeValue(forKey: key) {
+            heldBackBytes -= held.overlay.data.count
+          }
+        }
+        effects += admitDecodes()
         // Its images are content: decodes under way go on (the next message may show the
         // same mouths), and what only it claimed is the first to go when room is needed.
         effects.append(.evict(message))
@@ -508,6 +639,10 @@ public struct PlayerCore: Sendable {
         // Played: its images go first when room is needed, or at a purge.
         let released = keys.subtracting(keysStillUsed)
         if !released.isEmpty { effects.append(.release(released, message: report.id.message)) }
+        // Played, or sent to decode and claimed by no chunk still queued (no plan came for
+        // them): their room in the window is free.
+        leaveWindow(released.union(admitted.keys.filter { !keysStillUsed.contains($0) }))
+        effects += admitDecodes()
         effects.append(
           .log(
             .debug, "chunk finished",

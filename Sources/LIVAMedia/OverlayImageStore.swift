@@ -85,6 +85,10 @@ public final class OverlayImageStore: Sendable {
     var removed: [String] = []
     /// The stored keys each message uses, so evicting a message costs only its own keys.
     var keysByMessage: [Int: Set<String>] = [:]
+    /// Claims on keys neither stored nor being decoded yet (a plan that came before its
+    /// images): the image is owned by them once stored. As many as the claimed keys of
+    /// queued chunks; a release or an eviction of the message takes them back.
+    var pendingOwners: [String: Set<Int>] = [:]
 
     /// Records that `message` (nil: no message in particular) uses the image in `slot`.
     mutating func addOwner(_ message: Int?, slot: Int) {
@@ -267,9 +271,19 @@ public final class OverlayImageStore: Sendable {
 
   /// Adds `message` as a user of `key` when it is already stored; returns whether it is.
   /// Lets an ingest pipeline skip work for images a previous message already decoded.
+  /// Otherwise the claim waits for the image: once stored (by any path), `message` owns it.
   public func retain(_ key: String, message: Int?) -> Bool {
     state.withLock { state in
-      guard let slot = state.slotOfKey[key] else { return false }
+      guard let slot = state.slotOfKey[key] else {
+        if let message {
+          if state.inFlight[key] != nil {
+            state.inFlight[key]?.owners.insert(message)
+          } else {
+            state.pendingOwners[key, default: []].insert(message)
+          }
+        }
+        return false
+      }
       state.addOwner(message, slot: slot)
       state.statistics.deduplicated += 1
       return true
@@ -360,6 +374,10 @@ public final class OverlayImageStore: Sendable {
       for key in Array(state.inFlight.keys) {
         state.inFlight[key]?.owners.remove(message)
       }
+      for key in Array(state.pendingOwners.keys) {
+        state.pendingOwners[key]?.remove(message)
+        if state.pendingOwners[key]?.isEmpty == true { state.pendingOwners[key] = nil }
+      }
       for key in state.keysByMessage.removeValue(forKey: message) ?? [] {
         guard let slot = state.slotOfKey[key] else { continue }
         state.slots[slot]!.owners.remove(message)
@@ -378,6 +396,9 @@ public final class OverlayImageStore: Sendable {
   public func release(_ keys: some Sequence<String>, message: Int) {
     mutate { state in
       for key in keys {
+        state.pendingOwners[key]?.remove(message)
+        if state.pendingOwners[key]?.isEmpty == true { state.pendingOwners[key] = nil }
+        state.inFlight[key]?.owners.remove(message)
         guard let slot = state.slotOfKey[key] else { continue }
         state.slots[slot]!.owners.remove(message)
         if state.slots[slot]!.owners.isEmpty { state.slots[slot]!.played = true }
@@ -458,7 +479,7 @@ public final class OverlayImageStore: Sendable {
       state.statistics.rejected += 1
       return false
     }
-    var owners = owners
+    var owners = owners.union(state.pendingOwners.removeValue(forKey: key) ?? [])
     var unowned = unowned
     if let previous = state.remove(key) {
       // A replacement, not a removal: keep its users and do not report the key.

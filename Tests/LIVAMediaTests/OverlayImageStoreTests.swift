@@ -27,6 +27,25 @@ struct OverlayImageStoreTests {
     #expect(stats.evictions == 2 && stats.bytes == 1200 && stats.count == 3)
   }
 
+  @Test(
+    "a claim made before its image is stored owns the image once it is: unclaimed images go first, and a release or an eviction of the message undoes the claim"
+  )
+  func claimBeforeStore() {
+    let store = OverlayImageStore(byteLimit: 1200)
+    #expect(!store.retain("mouth", message: 1))  // its plan came before its image
+    #expect(!store.retain("gone", message: 2))
+    store.evict(message: 2)
+    store.insert(Self.image(1), for: "mouth", message: nil)
+    store.insert(Self.image(2), for: "gone", message: nil)
+    store.insert(Self.image(3), for: "other", message: nil)
+    store.insert(Self.image(4), for: "newest", message: nil)
+    // The oldest is pushed out unless a message claimed it: "gone" (its claim was evicted).
+    #expect(store.isReady("mouth") && !store.isReady("gone"))
+    store.release(["mouth"], message: 1)
+    store.insert(Self.image(5), for: "late", message: nil)
+    #expect(!store.isReady("mouth"))  // played: no longer owned
+  }
+
   @Test("byte accounting follows inserts, replacements and refusals")
   func byteAccounting() {
     let store = OverlayImageStore(byteLimit: 2000)

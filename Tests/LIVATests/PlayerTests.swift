@@ -207,6 +207,78 @@ struct PlayerTests {
     #expect(pixel(talking, 4, 4) == [base.r, base.g, base.b, 255])
   }
 
+  /// Issue: one message of 24 chunks sent as fast as the backend made them, its distinct mouths
+  /// 184 MiB decoded against a 64 MiB store: ~430 mouths were never drawn (decoded on arrival,
+  /// stored unowned, and the earliest pushed out by the latest before they were drawn).
+  @Test(
+    "speech sent far ahead, its distinct mouths four times the overlay store: every mouth is drawn, the store stays within its bytes"
+  )
+  func farAheadSpeechPlaysWhole() throws {
+    let chunks = 8
+    let perChunk = 30
+    let spriteBytes = 8 * 8 * 4
+    let limit = spriteBytes * perChunk * 2  // two chunks' mouths
+    let (player, link, _, _) = try makePlayer { configuration in
+      configuration.overlayByteLimit = limit
+      configuration.playedOverlayByteLimit = spriteBytes * 4
+    }
+    link.tick(at: 0)
+    let sprite = try FixtureAvatar.sprite()
+    let walk = wireWalk(chunks * perChunk)
+    let frames = try walk.enumerated().map { position, entry in
+      OverlayFrame(
+        overlayId: "\(entry.0)/\(entry.1)/c\(position / perChunk).png",
+        animationName: try AnimationName(parsing: entry.0),
+        matchedSpriteFrameNumber: entry.1, sequenceIndex: position % perChunk,
+        coordinates: PlacementRect(x: 12, y: 20, width: 8, height: 8),
+        image: EncodedImage(data: sprite, mimeType: "image/png"))
+    }
+    speak(player, frames: frames, chunkSize: perChunk)
+    var peak = 0
+    var time = 0.0
+    while time < 14 {
+      time += 1.0 / 60
+      link.tick(at: time)
+      peak = max(peak, player.overlays.statistics.bytes)
+    }
+    let metrics = player.metrics
+    #expect(metrics.engine.overlayFramesDrawn == chunks * perChunk)
+    #expect(metrics.engine.skippedOverlays == 0)
+    #expect(metrics.engine.pops == 0)
+    #expect(peak <= limit)
+    #expect(player.mode == .idle)
+  }
+
+  @Test(
+    "images no plan ever claims, four times the overlay store, neither block the decode window nor stay held: the next message plays whole"
+  )
+  func orphanImagesDoNotBlockTheWindow() throws {
+    let spriteBytes = 8 * 8 * 4
+    let (player, link, _, _) = try makePlayer { configuration in
+      configuration.overlayByteLimit = spriteBytes * 60
+      configuration.playedOverlayByteLimit = spriteBytes * 4
+    }
+    link.tick(at: 0)
+    let sprite = try FixtureAvatar.sprite()
+    for batch in 0..<8 {
+      let orphans = try (0..<30).map { index in
+        OverlayFrame(
+          overlayId: "orphan/\(batch)/\(index).png",
+          animationName: try AnimationName(parsing: "talking_1_s_talking_1_e"),
+          matchedSpriteFrameNumber: 0, sequenceIndex: index,
+          coordinates: PlacementRect(x: 12, y: 20, width: 8, height: 8),
+          image: EncodedImage(data: sprite, mimeType: "image/png"))
+      }
+      player.handle(
+        .frameImagesBatch(FrameImagesBatch(frames: orphans, chunkIndex: batch, batchIndex: 0)))
+    }
+    let frames = try wireFrames(count: 90, tag: "real")
+    speak(player, frames: frames, chunkSize: 30)
+    link.run(from: 0, to: 8)
+    #expect(player.metrics.engine.overlayFramesDrawn == 90)
+    #expect(player.metrics.engine.skippedOverlays == 0)
+  }
+
   @Test("a new message interrupts the old one: its audio stops and its mouths never come back")
   func interrupts() throws {
     let (player, link, audio, recorder) = try makePlayer()
