@@ -51,6 +51,8 @@ public struct PlayerCore: Sendable {
   private var audioByChunk: [ChunkID: Data] = [:]
   /// The image keys of every chunk queued or playing.
   private var keysByChunk: [ChunkID: Set<String>] = [:]
+  /// The same keys in the order the chunk draws them (first use first).
+  private var drawOrder: [ChunkID: [String]] = [:]
   /// `chunk_images_ready` of messages the engine has no plan of yet.
   private var completeAhead: Set<ChunkID> = []
   /// The connection is down: what still arrives was received before the drop.
@@ -475,6 +477,10 @@ public struct PlayerCore: Sendable {
     for case .chunkQueued(let id) in actions {
       queued.append(id)
       keysByChunk[id] = keys
+      var seen = Set<String>()
+      drawOrder[id] = plan.frames.flatMap { $0.layers.map(\.key) }.filter {
+        seen.insert($0).inserted
+      }
       if let data, !data.isEmpty { audioByChunk[id] = data }
       if completeAhead.remove(id) != nil { engine.chunkImagesComplete(chunkIndex: id.index) }
     }
@@ -558,7 +564,7 @@ public struct PlayerCore: Sendable {
     var placed = Set<String>()
     let chunks = keysByChunk.keys.sorted { ($0.message, $0.index) < ($1.message, $1.index) }
     for id in chunks {
-      for key in keysByChunk[id]!.sorted() where heldBack[key] != nil && !placed.contains(key) {
+      for key in drawOrder[id] ?? [] where heldBack[key] != nil && !placed.contains(key) {
         order.append(key)
         placed.insert(key)
       }
@@ -620,6 +626,7 @@ public struct PlayerCore: Sendable {
         let dropped = keysByChunk.filter { $0.key.message == message }.values
           .reduce(into: Set<String>()) { $0.formUnion($1) }
         keysByChunk = keysByChunk.filter { $0.key.message != message }
+        drawOrder = drawOrder.filter { $0.key.message != message }
         let gone = dropped.subtracting(keysStillUsed)
         leaveWindow(gone)
         for key in gone {
@@ -634,6 +641,7 @@ public struct PlayerCore: Sendable {
       case .chunkFinished(let report):
         audioByChunk.removeValue(forKey: report.id)
         let keys = keysByChunk.removeValue(forKey: report.id) ?? []
+        drawOrder[report.id] = nil
         accounting.chunkReports.append(report)
         if accounting.chunkReports.count > 1_000 { accounting.chunkReports.removeFirst() }
         // Played: its images go first when room is needed, or at a purge.

@@ -6,7 +6,7 @@ reference backend: every type is the one docs/Protocol.md gives (ints as JSON in
 `sprite_index_folder` the int 0, no `overlay_id` in frame objects: the client derives it).
 
     liva_backend.py --pack DIR [--utterances DIR] [--mode base64|binary]
-                    [--scenario normal|reorder|bad-frames|legacy|cut|floats|retry|late-chunk0|stall]
+                    [--scenario normal|reorder|bad-frames|legacy|cut|floats|retry|late-chunk0|ahead|stall]
                     [--scenario-limit N] [--chunk-gap S] [--acks] [--batch-size N]
                     [--stall S] [--stall-before N]
                     [--sections runs|single] [--default-utterance ID]
@@ -49,6 +49,10 @@ reference backend: every type is the one docs/Protocol.md gives (ints as JSON in
                     a slow ack).
         late-chunk0 as normal, but chunk 0's first image batch is sent once more right after
                     chunk 1's receive_audio (a retry that lost a race).
+        ahead       as normal, but no two chunks share a mouth: each chunk's sheet_filename
+                    carries its master_chunk_index (mouth_<V>_m<N>.webp), so every chunk's
+                    overlay ids are its own; sent as fast as made, a message's mouths then
+                    outgrow a small overlay store (liva record --overlay-budget).
         stall       as normal, but the speech service stalls before chunk --stall-before
                     (default 1, the second chunk: every utterance here has two): that chunk is
                     sent --stall seconds (default 1.5) after the chunks before it would have
@@ -634,6 +638,8 @@ class Backend:
 
         def plan_frame(frame, with_image):
             obj = frame_object(frame)
+            if scenario == "ahead":
+                obj["sheet_filename"] = obj["sheet_filename"].replace(".webp", f"_m{master}.webp")
             if bad and frame.position == BAD_FRAMES[0][0]:
                 obj["matched_sprite_frame_number"] = BAD_NEGATIVE_FRAME
             if bad and frame.position == BAD_FRAMES[1][0]:
@@ -687,7 +693,8 @@ class Backend:
         if chunk_index == 0:
             receive_audio["first_frame_image"] = {
                 "image_data": self.encode(pack.sprite(first.animation, first.base, first.viseme)),
-                "sheet_filename": Pack.sheet_filename(first.viseme)}
+                "sheet_filename": Pack.sheet_filename(first.viseme).replace(
+                    ".webp", f"_m{master}.webp" if scenario == "ahead" else ".webp")}
 
         size = self.args.batch_size
         total_batches = (len(frames) + size - 1) // size
@@ -747,7 +754,7 @@ def main():
     parser.add_argument("--mode", choices=("base64", "binary"), default="base64")
     parser.add_argument("--scenario", default="normal", choices=(
         "normal", "reorder", "bad-frames", "legacy", "cut", "floats", "retry", "late-chunk0",
-        "stall"))
+        "ahead", "stall"))
     parser.add_argument("--scenario-limit", type=int, default=None)
     parser.add_argument("--chunk-gap", type=float, default=0.0)
     parser.add_argument("--acks", action="store_true",

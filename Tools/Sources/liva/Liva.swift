@@ -211,6 +211,12 @@ struct Record: AsyncParsableCommand {
   )
   var frameBudget: Int?
 
+  @Option(
+    help:
+      "Memory for decoded mouths, in KiB (LIVAPlayer.Configuration.overlayByteLimit; a quarter of it for mouths already played); default: the SDK's."
+  )
+  var overlayBudget: Int?
+
   @OptionGroup var log: LogOptions
 
   func run() async throws {
@@ -221,7 +227,7 @@ struct Record: AsyncParsableCommand {
       cacheRoot: defaultCacheRoot().appendingPathComponent("record-\(safeAgent)-\(size)"),
       output: URL(fileURLWithPath: output), messages: message, greet: false, audioSkew: 0,
       videoName: "recording.mp4", frameBudget: frameBudget.map { $0 << 20 },
-      logger: try log.logger("liva"))
+      overlayBudget: overlayBudget.map { $0 << 10 }, logger: try log.logger("liva"))
     try await runSession(session)
   }
 }

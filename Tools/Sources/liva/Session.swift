@@ -24,6 +24,9 @@ struct SessionOptions {
   var videoName = "demo.mp4"
   /// `LIVAConfiguration.decodedFrameByteLimit`, when not the default.
   var frameBudget: Int?
+  /// `LIVAPlayer.Configuration.overlayByteLimit`, when not the default (a quarter of it for
+  /// played mouths).
+  var overlayBudget: Int?
   /// Where the SDK logs (`--log-level`).
   var logger = Logger(label: "liva", factory: { _ in SwiftLogNoOpLogHandler() })
 }
@@ -65,6 +68,10 @@ func configuration(_ options: SessionOptions) -> LIVAConfiguration {
   configuration.resolution = options.resolution
   configuration.logger = options.logger
   if let budget = options.frameBudget { configuration.decodedFrameByteLimit = budget }
+  if let budget = options.overlayBudget {
+    configuration.player.overlayByteLimit = budget
+    configuration.player.playedOverlayByteLimit = budget / 4
+  }
   return configuration
 }
 
