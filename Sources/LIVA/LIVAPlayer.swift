@@ -145,7 +145,12 @@ public final class LIVAPlayer: Sendable {
       byteLimit: configuration.overlayByteLimit,
       playedByteLimit: configuration.playedOverlayByteLimit
     ) { keys in
-      state.withLock { $0.core.imagesRemoved(keys) }
+      let lost = state.withLock { $0.core.imagesRemoved(keys) }
+      if lost > 0 {
+        logger.warning(
+          "[LIVA] overlay images of a queued chunk pushed out of the store: their mouths are lost",
+          metadata: ["images": "\(lost)", "storeBytes": "\(configuration.overlayByteLimit)"])
+      }
     }
     self.ingest = Locked(nil)
     self.decodeScheduler = decodeScheduler ?? ConcurrentDecodeScheduler()

@@ -314,9 +314,15 @@ public struct PlayerCore: Sendable {
     engine.imageFailed(key)
   }
 
-  /// Images left the store.
-  public mutating func imagesRemoved(_ keys: [String]) {
+  /// Images left the store; returns how many a queued chunk still needed (counted in
+  /// ``PlayerMetrics/evictedQueuedImages``: their mouths are lost unless they come again).
+  @discardableResult
+  public mutating func imagesRemoved(_ keys: [String]) -> Int {
     for key in keys { engine.imageEvicted(key) }
+    let needed = keysStillUsed
+    let lost = keys.filter { needed.contains($0) && admitted[$0] != nil }.count
+    accounting.evictedQueuedImages += lost
+    return lost
   }
 
   // MARK: - Ticks

@@ -26,6 +26,9 @@ public struct PlayerMetrics: Sendable {
   public var shedImages = 0
   /// Images that failed to decode.
   public var failedImages = 0
+  /// Decoded overlay images pushed out of the store while a queued chunk still needed them
+  /// (a chunk whose distinct mouths alone outgrow the store): mouths lost.
+  public var evictedQueuedImages = 0
   /// Events that failed validation and were dropped (each logged).
   public var rejectedEvents = 0
   /// Every protocol rejection, by what it cost and its code (`"event.missingField"`,

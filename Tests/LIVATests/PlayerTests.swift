@@ -250,6 +250,24 @@ struct PlayerTests {
   }
 
   @Test(
+    "a chunk whose distinct mouths alone outgrow the store: the mouths pushed out are counted, not lost silently"
+  )
+  func oversizeChunkCountsLostMouths() throws {
+    let spriteBytes = 8 * 8 * 4
+    let (player, link, _, _) = try makePlayer { configuration in
+      configuration.overlayByteLimit = spriteBytes * 10
+      configuration.playedOverlayByteLimit = spriteBytes * 2
+    }
+    link.tick(at: 0)
+    let frames = try wireFrames(count: 30, tag: "big")  // 28 distinct mouths
+    speak(player, frames: frames, chunkSize: 30)
+    link.run(from: 0, to: 4)
+    let metrics = player.metrics
+    #expect(metrics.evictedQueuedImages > 0)
+    #expect(metrics.engine.overlayFramesDrawn + metrics.evictedQueuedImages >= 28)
+  }
+
+  @Test(
     "images no plan ever claims, four times the overlay store, neither block the decode window nor stay held: the next message plays whole"
   )
   func orphanImagesDoNotBlockTheWindow() throws {

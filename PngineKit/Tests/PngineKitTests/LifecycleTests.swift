@@ -58,7 +58,13 @@ import Testing
     #expect(animation.isLoaded)
   }
 
-  @Test("100 load/unload cycles keep RSS flat within 5 %", .measuresProcess)
+  /// Other suites run in the same process at the same time and move its RSS both ways (the
+  /// first form of this test, one 100-cycle window within ±5 %, failed one run in a few at
+  /// +5.4 %). A leak grows RSS in every window, while other suites' noise only sometimes does:
+  /// the least growth of three windows is the cycles' own.
+  @Test(
+    "100 load/unload cycles keep RSS flat: the least growth of three windows within 5 %",
+    .measuresProcess)
   func rssFlat() throws {
     func cycle(_ n: Int) throws {
       for _ in 0..<n {
@@ -69,12 +75,15 @@ import Testing
       }
     }
     try cycle(20)  // warm up allocator pools
-    let before = try Self.residentKiB()
-    try cycle(100)
-    let after = try Self.residentKiB()
-    let change = Double(after - before) / Double(before)
-    print("RSS before \(before) KiB, after 100 cycles \(after) KiB (\(change * 100) %)")
-    #expect(abs(change) <= 0.05)
+    var growths: [Double] = []
+    for _ in 0..<3 {
+      let before = try Self.residentKiB()
+      try cycle(100)
+      let after = try Self.residentKiB()
+      growths.append(Double(after - before) / Double(before))
+    }
+    print("RSS growth over 100 cycles, three windows: \(growths.map { $0 * 100 }) %")
+    #expect(growths.min()! <= 0.05)
   }
 
   /// VmRSS from /proc/self/status, in KiB.
