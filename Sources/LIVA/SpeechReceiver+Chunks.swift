@@ -210,7 +210,8 @@ extension SpeechReceiver {
     {
       return [.dropped(event: Wire.Event.animationChunkMetadata, chunk: index, reason: .duplicate)]
     }
-    plans[index] = (frames, fingerprint)
+    plans[index] = (frames, fingerprint, now)
+    Self.cap(&plans, at: \.at)
     return []
   }
 
@@ -222,7 +223,18 @@ extension SpeechReceiver {
       return [.imagesSent(chunk: chunk, message: current.id, total: total)]
     }
     readyAhead[chunk] = (total, now)
+    Self.cap(&readyAhead, at: \.at)
     return []
+  }
+
+  /// Drops the oldest entries of `parked` beyond ``unpairedLimit``.
+  static func cap<Value>(_ parked: inout [Int: Value], at time: KeyPath<Value, Double>) {
+    guard parked.count > unpairedLimit else { return }
+    let oldest = parked.sorted {
+      ($0.value[keyPath: time], $0.key) < ($1.value[keyPath: time], $1.key)
+    }
+    .prefix(parked.count - unpairedLimit).map(\.key)
+    for key in oldest { parked[key] = nil }
   }
 
   func images(_ frames: [OverlayFrame], chunk: Int) -> [Action] {

@@ -133,9 +133,11 @@ public struct SpeechReceiver: Sendable {
   var lastEventStale = false
   /// Audio-only chunks of the open message waiting for their plan, by chunk index.
   var awaitingPlan: [Int: AudioWaiting] = [:]
-  /// `animation_chunk_metadata` plans not paired yet, by chunk index.
-  var plans: [Int: (frames: [PlannedFrame], fingerprint: Int)] = [:]
-  /// `chunk_images_ready` whose chunk's plan is not here yet: chunk index → total.
+  /// `animation_chunk_metadata` plans not paired yet, by chunk index, with their arrival: at
+  /// most ``unpairedLimit`` (the oldest goes first), each for ``unpairedLifetime``.
+  var plans: [Int: (frames: [PlannedFrame], fingerprint: Int, at: Double)] = [:]
+  /// `chunk_images_ready` whose chunk's plan is not here yet: chunk index → total. As capped
+  /// as ``plans``, and its entries are used only within ``readyAheadTimeout``.
   var readyAhead: [Int: (total: Int, at: Double)] = [:]
   var early: [Early] = []
   /// Chunk 0 of the last few messages before the open one, to know their late re-sends.
@@ -147,6 +149,13 @@ public struct SpeechReceiver: Sendable {
 
   /// The most chunks parked as early at once; the oldest goes first.
   public static let earlyLimit = 16
+
+  /// The most metadata plans, and `chunk_images_ready`, waiting for their chunk at once; the
+  /// oldest goes first. A backend sends a chunk's plan and its audio a moment apart: more
+  /// than a few waiting is a backend that lost them (or an attack), not speech.
+  public static let unpairedLimit = 16
+  /// Seconds a metadata plan waits for its chunk's audio before it is let go.
+  public static let unpairedLifetime = 30.0
 
   /// Creates a receiver; message numbers start at 0.
   public init(pairingTimeout: Double = 0.5, earlyTimeout: Double = 0.5, speakingFPS: Double = 30) {
@@ -211,6 +220,8 @@ public struct SpeechReceiver: Sendable {
       actions.append(
         enqueueAction(index: index, message: entry.message, frames: nil, audio: entry.audio))
     }
+    plans = plans.filter { now - $0.value.at < Self.unpairedLifetime }
+    readyAhead = readyAhead.filter { now - $0.value.at <= readyAheadTimeout }
     while let first = early.first, now - first.since >= earlyTimeout {
       early.removeFirst()
       // No chunk 0 came for it. The next chunk of the open message, which an `audio_end` ended

@@ -3,6 +3,7 @@ import LIVA
 import LIVAEngine
 import LIVAMedia
 import LIVAProtocol
+import LIVATestSupport
 import Testing
 
 /// The message identity rules of `SpeechReceiver`, as time diagrams of events (pure, no
@@ -250,6 +251,51 @@ struct SpeechReceiverTests {
       }
       #expect(plan.frames.count == 3 && plan.message == MessageID(0) && data == Data([9]))
     }
+  }
+
+  /// A backend (bug or attack) that sends `animation_chunk_metadata` or `chunk_images_ready`
+  /// for chunks whose audio never comes: each was kept until the next chunk 0, whatever the
+  /// count (2,000 plans of 100 frames held ~30 MB).
+  @Test(
+    "plans and chunk_images_ready whose chunk never comes are capped and expire: a flood of 2,000 of each holds a few plans, not all"
+  )
+  func unpairedFloodIsBounded() throws {
+    let frames = (0..<100).map { frame($0) }
+    let (receiver, bytes) = Heap.growth { () -> SpeechReceiver in
+      var receiver = SpeechReceiver()
+      _ = receiver.receive(audio(0), now: 0)
+      for index in 1...2_000 {
+        let time = Double(index) * 0.001
+        _ = receiver.receive(
+          .animationChunkMetadata(
+            AnimationChunkMetadata(
+              chunkIndex: index, totalFrameImages: 100,
+              sections: [.init(animationName: talking, frames: frames)])), now: time)
+        _ = receiver.receive(
+          .chunkImagesReady(chunkIndex: index + 5_000, totalImagesSent: 1), now: time)
+      }
+      return receiver
+    }
+    if let bytes { #expect(bytes < 2 << 20, "\(bytes) bytes held") }
+    var late = receiver
+    // The newest plan is still paired with its audio; an old one expired (its audio plays
+    // without it after the pairing wait).
+    #expect(
+      late.receive(audio(2_000, frames: 0), now: 2.0).contains { action in
+        if case .enqueue(let plan, _) = action { plan.frames.count == 100 } else { false }
+      })
+    late = receiver
+    _ = late.expire(now: 2.0 + SpeechReceiver.unpairedLifetime)
+    _ = late.receive(audio(2_000, frames: 0), now: 2.0 + SpeechReceiver.unpairedLifetime)
+    let after = late.expire(now: 3.0 + SpeechReceiver.unpairedLifetime)
+    #expect(
+      after.contains { action in
+        if case .enqueue(let plan, _) = action {
+          plan.frames.allSatisfy(\.isContinuation)
+        } else {
+          false
+        }
+      })
   }
 
   @Test(
