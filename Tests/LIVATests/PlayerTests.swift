@@ -143,6 +143,15 @@ struct PlayerTests {
     return (player, link, audio, recorder)
   }
 
+  /// A player configuration with an overlay store of `sprites` of the fixture's 8×8 mouths,
+  /// `played` of them kept once played.
+  static func overlayStore(sprites: Int, played: Int) -> (inout LIVAPlayer.Configuration) -> Void {
+    { configuration in
+      configuration.overlayByteLimit = 8 * 8 * 4 * sprites
+      configuration.playedOverlayByteLimit = 8 * 8 * 4 * played
+    }
+  }
+
   /// Chunk 0 of a message: its images (batch 0), then its plan and audio (`frames.count / 30`
   /// s); no `chunk_images_ready`, no `audio_end`.
   func sendChunkZero(_ player: LIVAPlayer, frames: [OverlayFrame]) {
@@ -216,12 +225,9 @@ struct PlayerTests {
   func farAheadSpeechPlaysWhole() throws {
     let chunks = 8
     let perChunk = 30
-    let spriteBytes = 8 * 8 * 4
-    let limit = spriteBytes * perChunk * 2  // two chunks' mouths
-    let (player, link, _, _) = try makePlayer { configuration in
-      configuration.overlayByteLimit = limit
-      configuration.playedOverlayByteLimit = spriteBytes * 4
-    }
+    let limit = 8 * 8 * 4 * perChunk * 2  // two chunks' mouths
+    let (player, link, _, _) = try makePlayer(
+      configure: Self.overlayStore(sprites: perChunk * 2, played: 4))
     link.tick(at: 0)
     let sprite = try FixtureAvatar.sprite()
     let walk = wireWalk(chunks * perChunk)
@@ -253,11 +259,7 @@ struct PlayerTests {
     "a chunk whose distinct mouths alone outgrow the store: the mouths pushed out are counted, not lost silently"
   )
   func oversizeChunkCountsLostMouths() throws {
-    let spriteBytes = 8 * 8 * 4
-    let (player, link, _, _) = try makePlayer { configuration in
-      configuration.overlayByteLimit = spriteBytes * 10
-      configuration.playedOverlayByteLimit = spriteBytes * 2
-    }
+    let (player, link, _, _) = try makePlayer(configure: Self.overlayStore(sprites: 10, played: 2))
     link.tick(at: 0)
     let frames = try wireFrames(count: 30, tag: "big")  // 28 distinct mouths
     speak(player, frames: frames, chunkSize: 30)
@@ -271,11 +273,7 @@ struct PlayerTests {
     "images no plan ever claims, four times the overlay store, neither block the decode window nor stay held: the next message plays whole"
   )
   func orphanImagesDoNotBlockTheWindow() throws {
-    let spriteBytes = 8 * 8 * 4
-    let (player, link, _, _) = try makePlayer { configuration in
-      configuration.overlayByteLimit = spriteBytes * 60
-      configuration.playedOverlayByteLimit = spriteBytes * 4
-    }
+    let (player, link, _, _) = try makePlayer(configure: Self.overlayStore(sprites: 60, played: 4))
     link.tick(at: 0)
     let sprite = try FixtureAvatar.sprite()
     for batch in 0..<8 {
