@@ -49,10 +49,8 @@ public struct PlayerCore: Sendable {
   public private(set) var engine: LIVAEngine
   private var receiver: SpeechReceiver
   private var audioByChunk: [ChunkID: Data] = [:]
-  /// The image keys of every chunk queued or playing.
-  private var keysByChunk: [ChunkID: Set<String>] = [:]
-  /// The same keys in the order the chunk draws them (first use first).
-  private var drawOrder: [ChunkID: [String]] = [:]
+  /// The image keys of every chunk queued or playing, each in the order it draws them.
+  private var keysByChunk: [ChunkID: [String]] = [:]
   /// `chunk_images_ready` of messages the engine has no plan of yet.
   private var completeAhead: Set<ChunkID> = []
   /// The connection is down: what still arrives was received before the drop.
@@ -67,19 +65,11 @@ public struct PlayerCore: Sendable {
   /// Bytes of decoded base frames the window is planned with (see ``window(budget:)``).
   public let baseFrameBudget: Int
   /// Bytes of decoded overlay images the decode window ahead of playback may hold.
-  public let overlayBudget: Int
+  public var overlayBudget: Int { mouths.decodedBudget }
   /// Bytes of encoded overlay images held back at most (received, not yet decoded).
-  public let encodedOverlayBudget: Int
-  /// Images received and held encoded until their turn to be decoded, in arrival order.
-  private var heldBack: [String: (overlay: EncodedOverlay, bytes: Int, order: Int)] = [:]
-  private var heldBackBytes = 0
-  private var arrivals = 0
-  /// Arrivals counted when the last two plans were queued: an image no plan claimed though
-  /// two plans came after it is no chunk's (images come before their plan) and is let go.
-  private var arrivalsAtPlans = (older: 0, newer: 0)
-  /// Images sent to be decoded whose chunk has not finished, with their decoded bytes.
-  private var admitted: [String: (bytes: Int, order: Int)] = [:]
-  private var admittedBytes = 0
+  public var encodedOverlayBudget: Int { mouths.encodedBudget }
+  /// Received images waiting encoded, and those sent to be decoded.
+  private var mouths: MouthDecodeWindow
   /// `play_base_animation` requests for animations not downloaded yet, oldest first.
   private var deferredRequests: [(name: AnimationName, at: Double)] = []
   /// How long a request for an animation not downloaded yet waits for it, in seconds.
@@ -102,8 +92,7 @@ public struct PlayerCore: Sendable {
     encodedOverlayBudget: Int = 64 << 20
   ) {
     self.baseFrameBudget = baseFrameBudget
-    self.overlayBudget = overlayBudget
-    self.encodedOverlayBudget = encodedOverlayBudget
+    mouths = MouthDecodeWindow(decodedBudget: overlayBudget, encodedBudget: encodedOverlayBudget)
     engine = LIVAEngine(configuration: configuration)
     receiver = SpeechReceiver(speakingFPS: configuration.speakingFPS)
     // A wait at a chunk boundary within the engine's grace (and a frame and a tick more) is a
@@ -320,7 +309,7 @@ public struct PlayerCore: Sendable {
   public mutating func imagesRemoved(_ keys: [String]) -> Int {
     for key in keys { engine.imageEvicted(key) }
     let needed = keysStillUsed
-    let lost = keys.filter { needed.contains($0) && admitted[$0] != nil }.count
+    let lost = keys.filter { needed.contains($0) && mouths.isDecoding($0) }.count
     accounting.evictedQueuedImages += lost
     return lost
   }
@@ -417,7 +406,7 @@ public struct PlayerCore: Sendable {
         effects += enqueue(plan, audio: audio)
       case .decode(let overlays, _):
         engine.imagesInFlight(overlays.map(\.key))
-        effects += holdBack(overlays)
+        effects += receiveImages(overlays)
       case .imagesFailed(let keys):
         accounting.failedImages += keys.count
         for key in keys { engine.imageFailed(key) }
@@ -473,7 +462,10 @@ public struct PlayerCore: Sendable {
   }
 
   private mutating func enqueue(_ plan: ChunkPlan, audio data: Data?) -> [Effect] {
-    let keys = Set(plan.frames.lazy.flatMap(\.layers).map(\.key))
+    // Its keys in the order it draws them (first use first).
+    var seen = Set<String>()
+    let ordered = plan.frames.flatMap { $0.layers.map(\.key) }.filter { seen.insert($0).inserted }
+    let keys = seen
     var effects: [Effect] = []
     // Claimed before the engine sees the plan: an interrupt it causes must not drop images the
     // new message shares with the old one.
@@ -482,11 +474,7 @@ public struct PlayerCore: Sendable {
     var queued: [ChunkID] = []
     for case .chunkQueued(let id) in actions {
       queued.append(id)
-      keysByChunk[id] = keys
-      var seen = Set<String>()
-      drawOrder[id] = plan.frames.flatMap { $0.layers.map(\.key) }.filter {
-        seen.insert($0).inserted
-      }
+      keysByChunk[id] = ordered
       if let data, !data.isEmpty { audioByChunk[id] = data }
       if completeAhead.remove(id) != nil { engine.chunkImagesComplete(chunkIndex: id.index) }
     }
@@ -502,27 +490,11 @@ public struct PlayerCore: Sendable {
       for id in queued { effects.append(.prepareAudio(id, data, at: now)) }
     }
     if !queued.isEmpty {
-      let used = keysStillUsed
-      let orphans = heldBack.filter {
-        $0.value.order < arrivalsAtPlans.older && !used.contains($0.key)
-      }
-      for (key, held) in orphans {
-        heldBack[key] = nil
-        heldBackBytes -= held.overlay.data.count
-      }
-      // Decoded ones keep their pixels (the store lets unclaimed images go first) but no
-      // longer their room in the window.
-      leaveWindow(
-        Set(
-          admitted.filter { $0.value.order < arrivalsAtPlans.older && !used.contains($0.key) }
-            .keys))
-      if !orphans.isEmpty {
+      let orphans = mouths.planQueued(claimed: keysStillUsed)
+      if orphans > 0 {
         effects.append(
-          .log(
-            .info, "[LIVA] overlay images no plan claimed: let go",
-            ["images": "\(orphans.count)"]))
+          .log(.info, "[LIVA] overlay images no plan claimed: let go", ["images": "\(orphans)"]))
       }
-      arrivalsAtPlans = (arrivalsAtPlans.newer, arrivals)
     }
     effects += admitDecodes()
     effects.append(.updateWindow)
@@ -531,21 +503,11 @@ public struct PlayerCore: Sendable {
 
   // MARK: - The decode window of mouths
 
-  /// Keeps received images encoded until their turn (see ``admitDecodes()``); an image beyond
-  /// ``encodedOverlayBudget`` is shed (its mouth lost, logged) rather than held.
-  private mutating func holdBack(_ overlays: [EncodedOverlay]) -> [Effect] {
+  /// Keeps received images waiting encoded (see ``MouthDecodeWindow``); one beyond
+  /// ``encodedOverlayBudget`` is shed (its mouth lost, logged).
+  private mutating func receiveImages(_ overlays: [EncodedOverlay]) -> [Effect] {
     var effects: [Effect] = []
-    var shed: [String] = []
-    for overlay in overlays where heldBack[overlay.key] == nil && admitted[overlay.key] == nil {
-      guard heldBackBytes + overlay.data.count <= encodedOverlayBudget else {
-        shed.append(overlay.key)
-        continue
-      }
-      let bytes = ImageHeader(reading: overlay.data)?.decodedByteCount ?? 0
-      heldBack[overlay.key] = (overlay, bytes, arrivals)
-      heldBackBytes += overlay.data.count
-      arrivals += 1
-    }
+    let shed = mouths.receive(overlays)
     if !shed.isEmpty {
       accounting.failedImages += shed.count
       for key in shed { engine.imageFailed(key) }
@@ -557,53 +519,14 @@ public struct PlayerCore: Sendable {
     return effects + admitDecodes()
   }
 
-  /// Sends held-back images to be decoded, in the order they will be drawn (the queued
-  /// chunks' in playing order, then those no plan claimed yet, in arrival order), while their
-  /// decoded bytes and those of images sent before whose chunk has not finished fit
-  /// ``overlayBudget``; the images of the chunk playing or next always go (playback never
-  /// waits on the budget). Decoded
-  /// far ahead, a message's first mouths were pushed out of the store by its last ones before
-  /// they were drawn.
+  /// Sends the images whose turn it is to be decoded (see ``MouthDecodeWindow``).
   private mutating func admitDecodes() -> [Effect] {
-    guard !heldBack.isEmpty else { return [] }
-    var order: [String] = []
-    var placed = Set<String>()
     let chunks = keysByChunk.keys.sorted { ($0.message, $0.index) < ($1.message, $1.index) }
-    for id in chunks {
-      for key in drawOrder[id] ?? [] where heldBack[key] != nil && !placed.contains(key) {
-        order.append(key)
-        placed.insert(key)
-      }
-    }
-    // The chunk playing or next always goes whole: playback never waits on the budget.
-    let first = chunks.first.flatMap { keysByChunk[$0] } ?? []
-    order += heldBack.filter { !placed.contains($0.key) }.sorted { $0.value.order < $1.value.order }
-      .map(\.key)
-    var batch: [EncodedOverlay] = []
-    for key in order {
-      let held = heldBack[key]!
-      if !first.contains(key), admittedBytes > 0, admittedBytes + held.bytes > overlayBudget {
-        break
-      }
-      heldBack[key] = nil
-      heldBackBytes -= held.overlay.data.count
-      admitted[key] = (held.bytes, held.order)
-      admittedBytes += held.bytes
-      batch.append(held.overlay)
-    }
+    let batch = mouths.admit(chunks: chunks.map { keysByChunk[$0]! })
+    guard let first = batch.first else { return [] }
     // The chunk of the batch's first image, for logs (-1: no plan claimed it yet).
-    let chunk = batch.first.flatMap { first in
-      keysByChunk.first { $0.value.contains(first.key) }?.key.index
-    }
-    return batch.isEmpty ? [] : [.decode(batch, chunk: chunk ?? -1)]
-  }
-
-  /// `keys` no queued chunk uses any more (played, or their message interrupted): their room
-  /// in the decode window is free, and what was held back for them only is dropped.
-  private mutating func leaveWindow(_ keys: Set<String>) {
-    for key in keys {
-      if let entry = admitted.removeValue(forKey: key) { admittedBytes -= entry.bytes }
-    }
+    let chunk = keysByChunk.first { $0.value.contains(first.key) }?.key.index
+    return [.decode(batch, chunk: chunk ?? -1)]
   }
 
   private var keysStillUsed: Set<String> {
@@ -632,30 +555,23 @@ public struct PlayerCore: Sendable {
         let dropped = keysByChunk.filter { $0.key.message == message }.values
           .reduce(into: Set<String>()) { $0.formUnion($1) }
         keysByChunk = keysByChunk.filter { $0.key.message != message }
-        drawOrder = drawOrder.filter { $0.key.message != message }
-        let gone = dropped.subtracting(keysStillUsed)
-        leaveWindow(gone)
-        for key in gone {
-          if let held = heldBack.removeValue(forKey: key) {
-            heldBackBytes -= held.overlay.data.count
-          }
-        }
+        mouths.forget(dropped.subtracting(keysStillUsed))
         effects += admitDecodes()
         // Its images are content: decodes under way go on (the next message may show the
         // same mouths), and what only it claimed is the first to go when room is needed.
         effects.append(.evict(message))
       case .chunkFinished(let report):
         audioByChunk.removeValue(forKey: report.id)
-        let keys = keysByChunk.removeValue(forKey: report.id) ?? []
-        drawOrder[report.id] = nil
+        let keys = Set(keysByChunk.removeValue(forKey: report.id) ?? [])
         accounting.chunkReports.append(report)
         if accounting.chunkReports.count > 1_000 { accounting.chunkReports.removeFirst() }
         // Played: its images go first when room is needed, or at a purge.
-        let released = keys.subtracting(keysStillUsed)
+        let used = keysStillUsed
+        let released = keys.subtracting(used)
         if !released.isEmpty { effects.append(.release(released, message: report.id.message)) }
         // Played, or sent to decode and claimed by no chunk still queued (no plan came for
         // them): their room in the window is free.
-        leaveWindow(released.union(admitted.keys.filter { !keysStillUsed.contains($0) }))
+        mouths.chunkFinished(claimed: used)
         effects += admitDecodes()
         effects.append(
           .log(

@@ -280,6 +280,25 @@ struct PlayerCoreRequestTests {
     #expect(!before.contains(ref), "the scenario: the waiting plan's window did not hold it")
   }
 
+  /// The player's default base-frame budget: 6 frames of 1280×768 in the window.
+  static let productionBudget = 32 << 20
+
+  /// A core over the fixture avatar's animations, planning its window with
+  /// ``productionBudget``.
+  static func productionCore() -> PlayerCore {
+    var core = PlayerCore(baseFrameBudget: productionBudget)
+    _ = core.setAvailableAnimations(counts(FixtureAvatar.counts))
+    return core
+  }
+
+  /// Tells `core` that `frame` was presented at `time` as a 1280×768 frame.
+  static func presentAtProductionSize(
+    _ frame: DrawnFrame, at time: Double, to core: inout PlayerCore
+  ) {
+    core.presented(
+      frame, at: time, audioPosition: nil, frameBytes: 1280 * 768 * 4, sinceStart: time)
+  }
+
   /// `liva demo --size 1280x768` missed 1–3 base frames a run on two shared cores (CPU taken
   /// by the recorder's encoder): 32 MiB of base frames is 6 frames of 1280×768, the window
   /// reached 4 frames ahead, and it was refreshed only every fourth draw, so just before each
@@ -288,9 +307,8 @@ struct PlayerCoreRequestTests {
     "at production size the window asked for always holds the next 3 frames drawn: it is refreshed as often as its reach needs"
   )
   func windowReachesAheadAtProductionSize() throws {
-    let budget = 32 << 20
-    var core = PlayerCore(baseFrameBudget: budget)
-    _ = core.setAvailableAnimations(Self.counts(FixtureAvatar.counts))
+    let budget = Self.productionBudget
+    var core = Self.productionCore()
     let frames = try wireFrames(count: 60, tag: "reach")
     for case .decode(let overlays, _) in core.handle(
       .frameImagesBatch(FrameImagesBatch(frames: frames, chunkIndex: 0)))
@@ -307,8 +325,7 @@ struct PlayerCoreRequestTests {
       for effect in core.tick(now: time, audio: nil) {
         switch effect {
         case .draw(let frame):
-          core.presented(
-            frame, at: time, audioPosition: nil, frameBytes: 1280 * 768 * 4, sinceStart: time)
+          Self.presentAtProductionSize(frame, at: time, to: &core)
           drawn.append(BaseFrameRef(animation: frame.animation, index: frame.index))
         case .updateWindow:
           window = Set(core.window(budget: budget))
@@ -333,9 +350,8 @@ struct PlayerCoreRequestTests {
     "idle at production size: the window holds the first frame into talking, the frame speech walks back to, and the next two idle frames"
   )
   func idleWindowHoldsTheWayIntoTalking() throws {
-    let budget = 32 << 20
-    var core = PlayerCore(baseFrameBudget: budget)
-    _ = core.setAvailableAnimations(Self.counts(FixtureAvatar.counts))
+    let budget = Self.productionBudget
+    var core = Self.productionCore()
     let intoTalking = BaseFrameRef(
       animation: try AnimationName(parsing: "idle_1_e_talking_1_s"), index: 0)
     var drawn: [BaseFrameRef] = []
@@ -343,8 +359,7 @@ struct PlayerCoreRequestTests {
     for tick in 0..<(60 * 3) {
       let time = Double(tick) / 60
       for case .draw(let frame) in core.tick(now: time, audio: nil) {
-        core.presented(
-          frame, at: time, audioPosition: nil, frameBytes: 1280 * 768 * 4, sinceStart: time)
+        Self.presentAtProductionSize(frame, at: time, to: &core)
         drawn.append(BaseFrameRef(animation: frame.animation, index: frame.index))
         windows.append(core.window(budget: budget))
       }
