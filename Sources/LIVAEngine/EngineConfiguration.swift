@@ -15,6 +15,12 @@ public struct EngineConfiguration: Sendable, Equatable {
   /// ...or once this long has passed since it could have started, with what is ready
   /// (its first frame at least). Default 0.5 s.
   public var startTimeout: Double = 0.5
+  /// ...for a chunk whose first frame's image was sent ahead (`first_frame_image`): it starts
+  /// once its first frames are ready as any chunk, or this soon with its first frame ready, so
+  /// speech starts at once without its next mouths arriving or decoding behind the audio (on a
+  /// loaded device they did: the first frame was held while the audio ran, then the picture
+  /// jumped). Default 0.15 s.
+  public var firstFrameStartTimeout: Double = 0.15
   /// Seconds a queued chunk waits for its first mouth at most: then it starts without it (its
   /// audio and its time go on; mouths that come later are drawn).
   public var maxStartWait: Double = 1.5

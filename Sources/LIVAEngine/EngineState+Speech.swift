@@ -11,16 +11,21 @@ extension State {
       }
   }
 
-  /// Whether queued chunk `position` may start: its first N frames ready, or all its images
-  /// in, or the start timeout passed with its first frame ready.
+  /// Whether queued chunk `position` may start: its first N frames ready (once all its images
+  /// were sent, a frame waits only for an image still decoding), or the start timeout passed
+  /// with its first frame ready (a shorter one when its first frame was sent ahead).
   mutating func isStartable(_ position: Int, _ configuration: EngineConfiguration) -> Bool {
     let chunk = speech.queue[position]
-    if chunk.imagesComplete { return true }
-    let needed = min(
-      chunk.startsOnFirstFrame ? 1 : configuration.startThresholdFrames, chunk.frames.count)
+    let needed = min(configuration.startThresholdFrames, chunk.frames.count)
     var ready = 0
     for frame in chunk.frames.prefix(needed) {
-      guard isReadyOrSkippable(frame) else { break }
+      guard
+        isReadyOrSkippable(frame)
+          || chunk.imagesComplete
+            && !frame.layers.contains(where: {
+              speech.inFlightKeys.contains($0.key) && !speech.readyKeys.contains($0.key)
+            })
+      else { break }
       ready += 1
     }
     if ready >= needed { return true }
@@ -29,7 +34,9 @@ extension State {
     let waited = frameClock.clock - since + State.epsilon
     // With no mouth at all after the longest wait, the chunk starts anyway: its audio and its
     // time are worth more than mouths that may never come.
-    return ready > 0 && waited >= configuration.startTimeout || waited >= configuration.maxStartWait
+    let timeout =
+      chunk.startsOnFirstFrame ? configuration.firstFrameStartTimeout : configuration.startTimeout
+    return ready > 0 && waited >= timeout || waited >= configuration.maxStartWait
   }
 
   /// Starts the head chunk and tries to show its first frame in this slot.

@@ -28,7 +28,7 @@ struct State: Sendable {
     let id: ChunkID
     let frames: [PlannedFrame]
     var imagesComplete: Bool
-    /// Starts once its first frame is ready (``ChunkPlan/startsOnFirstFrame``).
+    /// Its first frame was sent ahead: a shorter start timeout (``ChunkPlan/startsOnFirstFrame``).
     var startsOnFirstFrame = false
     /// When the chunk first could have started (for the start timeout).
     var waitingSince: Double?

@@ -62,9 +62,10 @@ public struct ChunkPlan: Hashable, Sendable {
   /// message than the open one opens it (interrupting the old one), whatever its index; a
   /// chunk of an older message is stale and rejected.
   public var message: MessageID
-  /// The chunk may start as soon as its first frame is ready, without waiting for
-  /// ``EngineConfiguration/startThresholdFrames``: the backend sent that frame's image ahead
-  /// (`first_frame_image`) for an immediate first frame.
+  /// The backend sent the first frame's image ahead (`first_frame_image`) for an immediate
+  /// first frame: with it ready, the chunk waits for
+  /// ``EngineConfiguration/startThresholdFrames`` only
+  /// ``EngineConfiguration/firstFrameStartTimeout``.
   public var startsOnFirstFrame: Bool
 
   /// Creates a plan.

@@ -123,10 +123,12 @@ public struct LIVAEngine: Sendable {
     state.connectionLost()
   }
 
-  /// Every image of the current message's chunk `chunkIndex` has been sent *and decoded*
-  /// (`chunk_images_ready`, deferred by the owner until its batches are decoded). The chunk may
-  /// then start with fewer than the threshold frames, and a frame whose image still is not
-  /// ready is skipped at once instead of held. May come before the chunk's plan.
+  /// Every image of the current message's chunk `chunkIndex` has been sent
+  /// (`chunk_images_ready`). An image not ready then will not come unless it is in flight
+  /// (``imagesInFlight(_:)``): the chunk may start with fewer than the threshold frames ready,
+  /// waiting only for first frames whose images are still decoding, and a frame whose image is
+  /// neither ready nor in flight is drawn without it at once instead of held. May come before
+  /// the chunk's plan.
   public mutating func chunkImagesComplete(chunkIndex: Int) {
     if let position = state.speech.queue.firstIndex(where: { $0.id.index == chunkIndex }) {
       state.speech.queue[position].imagesComplete = true

@@ -199,6 +199,78 @@ struct EngineSpeechTests {
     #expect(driver.engine.mode == .transition)
   }
 
+  // Found in CI under load: chunk_images_ready came while the first mouths were still decoding;
+  // the chunk started, held its first frame twice and jumped (a pop, two mouths lost).
+  @Test("a chunk whose images are all sent waits for its first frames still decoding")
+  func completeChunkWaitsForDecoding() {
+    var driver = Driver()
+    driver.tick(at: 0)
+    let plan = ChunkPlan(index: 0, frames: talkingWalk(count: 30), message: MessageID(0))
+    let keys = plan.frames.map { $0.layers[0].key }
+    driver.enqueue(plan, ready: false)
+    driver.engine.imagesInFlight(keys)
+    driver.engine.imagesReady(keys.prefix(2))
+    driver.engine.chunkImagesComplete(chunkIndex: 0)
+    driver.run(until: 0.3)
+    #expect(driver.engine.mode == .idle)
+    driver.engine.imagesReady(keys.prefix(10))
+    // Idle goes on to where speech can leave it.
+    while driver.engine.mode == .idle && driver.now < 1 { driver.run(until: driver.now + 1.0 / 60) }
+    #expect(driver.engine.mode != .idle)
+    driver.engine.imagesReady(keys)
+    driver.engine.audioEnded()
+    driver.runUntilIdle()
+    #expect(driver.engine.metrics.holds(.overlayNotReady) == 0)
+    #expect(driver.engine.metrics.pops == 0)
+  }
+
+  // The same CI run's other face: chunk 0 came with first_frame_image, started on it, and its
+  // batch's mouths were decoded 0.1 s behind the audio on the loaded machine.
+  @Test(
+    "a chunk with its first frame sent ahead waits briefly for its next mouths, not behind its audio",
+    arguments: [0.05, 0.1, 0.14])
+  func firstFrameWaitsBriefly(lag: Double) {
+    var driver = Driver()
+    driver.tick(at: 0)
+    driver.run(until: 0.5)  // idle where speech can leave it at once
+    let frames = talkingWalk(count: 30)
+    let plan = ChunkPlan(
+      index: 0, frames: frames, message: MessageID(0), startsOnFirstFrame: true)
+    let keys = frames.map { $0.layers[0].key }
+    driver.enqueue(plan, ready: false)
+    driver.engine.imagesReady(keys.prefix(1))
+    let arrival = driver.now
+    var rest = false
+    while driver.engine.mode == .idle || driver.now < arrival + lag + 0.1 {
+      if !rest, driver.now >= arrival + lag {
+        driver.engine.imagesReady(keys)
+        driver.engine.chunkImagesComplete(chunkIndex: 0)
+        driver.engine.audioEnded()
+        rest = true
+      }
+      driver.runWithAudio(until: driver.now + 1.0 / 60, skew: 0)
+    }
+    #expect(driver.now < arrival + 0.5)  // started well before the plain start timeout
+    driver.runUntilIdle()
+    #expect(driver.engine.metrics.holds(.overlayNotReady) == 0)
+    #expect(driver.engine.metrics.lateFrames == 0)
+    #expect(driver.engine.metrics.pops == 0)
+  }
+
+  @Test("a chunk whose images are all sent starts without those that never came")
+  func completeChunkStartsWithoutMissing() {
+    var driver = Driver()
+    driver.tick(at: 0)
+    let plan = ChunkPlan(index: 0, frames: talkingWalk(count: 30), message: MessageID(0))
+    let keys = plan.frames.map { $0.layers[0].key }
+    driver.enqueue(plan, ready: false)
+    driver.engine.imagesInFlight(keys.dropFirst(5))
+    driver.engine.imagesReady(keys.dropFirst(5))
+    driver.engine.chunkImagesComplete(chunkIndex: 0)
+    driver.run(until: 0.1)
+    #expect(driver.engine.mode != .idle)
+  }
+
   @Test("at a boundary, a late chunk holds the last frame, then follows on the next slot")
   func boundaryHold() {
     var driver = Driver()
