@@ -190,7 +190,9 @@ struct PlayerCoreRequestTests {
     #expect(late.engine.pendingAnimationRequests.isEmpty && late.engine.mode == .idle)
   }
 
-  @Test("a chunk with first_frame_image starts on its first frame within 0.15 s, without waiting 0.5 s for ten")
+  @Test(
+    "a chunk with first_frame_image starts on its first frame after 0.15 s, not 0.5 s, without ten"
+  )
   func firstFrameImage() throws {
     func speakingStart(firstFrame: Bool) throws -> Double? {
       var core = PlayerCore()
