@@ -1,3 +1,4 @@
+import LIVAEngine
 import LIVAMedia
 
 /// Which received mouth images are decoded now and which wait, encoded, for their turn: a pure
@@ -7,9 +8,11 @@ import LIVAMedia
 /// `encodedBudget` bytes; beyond it an image is shed) and are sent to be decoded in the order
 /// they will be drawn (the queued chunks' in playing order, then those no plan claimed yet, by
 /// arrival) while the decoded bytes of images sent before whose chunk has not finished fit
-/// `decodedBudget`. The images of the chunk playing or next always go, so playback never waits
-/// on the budget. Decoded on arrival instead, a message's first mouths were pushed out of the
-/// store by its last ones before they were drawn.
+/// `decodedBudget`. The images of the chunk playing (or next, before speech) and those the
+/// chunk after it needs to start always go, so playback never waits on the budget: a chunk
+/// finishes only when the next one starts, and the next starts once its first frames are
+/// decoded. Decoded on arrival instead, a message's first mouths were pushed out of the store
+/// by its last ones before they were drawn.
 struct MouthDecodeWindow {
   /// Bytes of decoded images of unfinished chunks sent to be decoded at once.
   let decodedBudget: Int
@@ -76,18 +79,20 @@ struct MouthDecodeWindow {
     leave(decoding.keys.filter { !claimed.contains($0) })
   }
 
-  /// The images to decode now, given the queued chunks' keys in playing order (each chunk's
-  /// in the order it draws them; the first is the chunk playing or next).
-  mutating func admit(chunks: [[String]]) -> [EncodedOverlay] {
+  /// The images to decode now, given the queued chunks' keys in playing order (the first is
+  /// the chunk playing or next).
+  mutating func admit(chunks: [ChunkKeys]) -> [EncodedOverlay] {
     guard !waiting.isEmpty else { return [] }
     var order: [String] = []
     var placed = Set<String>()
-    for key in chunks.joined() where waiting[key] != nil && placed.insert(key).inserted {
+    for key in chunks.lazy.map(\.ordered).joined()
+    where waiting[key] != nil && placed.insert(key).inserted {
       order.append(key)
     }
     order += waiting.filter { !placed.contains($0.key) }.sorted { $0.value.order < $1.value.order }
       .map(\.key)
-    let first = Set(chunks.first ?? [])
+    var first = Set(chunks.first?.ordered ?? [])
+    if chunks.count > 1 { first.formUnion(chunks[1].ordered.prefix(chunks[1].toStart)) }
     var batch: [EncodedOverlay] = []
     for key in order {
       let entry = waiting[key]!
@@ -112,5 +117,31 @@ struct MouthDecodeWindow {
     for key in keys {
       if let entry = decoding.removeValue(forKey: key) { decodingBytes -= entry.bytes }
     }
+  }
+}
+
+/// A queued chunk's image keys: each once, in the order the chunk draws them (first use
+/// first), and how many of them its first frames draw (those it needs to start).
+struct ChunkKeys: Equatable {
+  /// Every key the chunk draws, first use first.
+  let ordered: [String]
+  /// How many of ``ordered`` the chunk's first `startFrames` frames draw.
+  let toStart: Int
+
+  init(_ plan: ChunkPlan, startFrames: Int) {
+    var seen = Set<String>()
+    var ordered: [String] = []
+    var toStart = 0
+    for (position, frame) in plan.frames.enumerated() {
+      for layer in frame.layers where seen.insert(layer.key).inserted { ordered.append(layer.key) }
+      if position < startFrames { toStart = ordered.count }
+    }
+    self.ordered = ordered
+    self.toStart = toStart
+  }
+
+  init(ordered: [String], toStart: Int) {
+    self.ordered = ordered
+    self.toStart = toStart
   }
 }

@@ -49,8 +49,8 @@ public struct PlayerCore: Sendable {
   public private(set) var engine: LIVAEngine
   private var receiver: SpeechReceiver
   private var audioByChunk: [ChunkID: Data] = [:]
-  /// The image keys of every chunk queued or playing, each in the order it draws them.
-  private var keysByChunk: [ChunkID: [String]] = [:]
+  /// The image keys of every chunk queued or playing.
+  private var keysByChunk: [ChunkID: ChunkKeys] = [:]
   /// `chunk_images_ready` of messages the engine has no plan of yet.
   private var completeAhead: Set<ChunkID> = []
   /// The connection is down: what still arrives was received before the drop.
@@ -417,7 +417,7 @@ public struct PlayerCore: Sendable {
         // (an interrupted message's, or a chunk of the same index earlier: its images are
         // still coming, and taken as sent they would be drawn without).
         let id = ChunkID(message: message, index: chunk)
-        if let keys = keysByChunk[id], !keys.isEmpty,
+        if let keys = keysByChunk[id]?.ordered, !keys.isEmpty,
           ahead
             ? !keys.allSatisfy(engine.knowsImage) : !keys.contains(where: engine.knowsImage)
         {
@@ -462,10 +462,8 @@ public struct PlayerCore: Sendable {
   }
 
   private mutating func enqueue(_ plan: ChunkPlan, audio data: Data?) -> [Effect] {
-    // Its keys in the order it draws them (first use first).
-    var seen = Set<String>()
-    let ordered = plan.frames.flatMap { $0.layers.map(\.key) }.filter { seen.insert($0).inserted }
-    let keys = seen
+    let chunkKeys = ChunkKeys(plan, startFrames: engine.configuration.startThresholdFrames)
+    let keys = Set(chunkKeys.ordered)
     var effects: [Effect] = []
     // Claimed before the engine sees the plan: an interrupt it causes must not drop images the
     // new message shares with the old one.
@@ -474,7 +472,7 @@ public struct PlayerCore: Sendable {
     var queued: [ChunkID] = []
     for case .chunkQueued(let id) in actions {
       queued.append(id)
-      keysByChunk[id] = ordered
+      keysByChunk[id] = chunkKeys
       if let data, !data.isEmpty { audioByChunk[id] = data }
       if completeAhead.remove(id) != nil { engine.chunkImagesComplete(chunkIndex: id.index) }
     }
@@ -525,12 +523,12 @@ public struct PlayerCore: Sendable {
     let batch = mouths.admit(chunks: chunks.map { keysByChunk[$0]! })
     guard let first = batch.first else { return [] }
     // The chunk of the batch's first image, for logs (-1: no plan claimed it yet).
-    let chunk = keysByChunk.first { $0.value.contains(first.key) }?.key.index
+    let chunk = keysByChunk.first { $0.value.ordered.contains(first.key) }?.key.index
     return [.decode(batch, chunk: chunk ?? -1)]
   }
 
   private var keysStillUsed: Set<String> {
-    keysByChunk.values.reduce(into: Set<String>()) { $0.formUnion($1) }
+    keysByChunk.values.reduce(into: Set<String>()) { $0.formUnion($1.ordered) }
   }
 
   private mutating func perform(_ actions: [EngineAction], at now: Double) -> [Effect] {
@@ -553,7 +551,7 @@ public struct PlayerCore: Sendable {
         audioByChunk = audioByChunk.filter { $0.key.message != message }
         completeAhead = completeAhead.filter { $0.message != message }
         let dropped = keysByChunk.filter { $0.key.message == message }.values
-          .reduce(into: Set<String>()) { $0.formUnion($1) }
+          .reduce(into: Set<String>()) { $0.formUnion($1.ordered) }
         keysByChunk = keysByChunk.filter { $0.key.message != message }
         mouths.forget(dropped.subtracting(keysStillUsed))
         effects += admitDecodes()
@@ -562,7 +560,7 @@ public struct PlayerCore: Sendable {
         effects.append(.evict(message))
       case .chunkFinished(let report):
         audioByChunk.removeValue(forKey: report.id)
-        let keys = Set(keysByChunk.removeValue(forKey: report.id) ?? [])
+        let keys = Set(keysByChunk.removeValue(forKey: report.id)?.ordered ?? [])
         accounting.chunkReports.append(report)
         if accounting.chunkReports.count > 1_000 { accounting.chunkReports.removeFirst() }
         // Played: its images go first when room is needed, or at a purge.

@@ -255,6 +255,38 @@ struct PlayerTests {
     #expect(player.mode == .idle)
   }
 
+  /// The ahead recording, once a chunk waited for its first frames to decode: the window had
+  /// room for about one chunk's mouths, so the next chunk's images waited for the playing one
+  /// to finish, which it does only when the next starts: each boundary waited the longest
+  /// start wait (1.5 s).
+  @Test(
+    "speech sent far ahead, room for one chunk's mouths: each next chunk's first frames decode while the one before plays, no boundary waits"
+  )
+  func farAheadNextChunkStartsOnTime() throws {
+    let chunks = 4
+    let perChunk = 30
+    let (player, link, _, _) = try makePlayer(
+      configure: Self.overlayStore(sprites: perChunk + 12, played: 12))
+    link.tick(at: 0)
+    let sprite = try FixtureAvatar.sprite()
+    let frames = try wireWalk(chunks * perChunk).enumerated().map { position, entry in
+      OverlayFrame(
+        overlayId: "\(entry.0)/\(entry.1)/c\(position / perChunk).png",
+        animationName: try AnimationName(parsing: entry.0),
+        matchedSpriteFrameNumber: entry.1, sequenceIndex: position % perChunk,
+        coordinates: PlacementRect(x: 12, y: 20, width: 8, height: 8),
+        image: EncodedImage(data: sprite, mimeType: "image/png"))
+    }
+    speak(player, frames: frames, chunkSize: perChunk)
+    link.run(from: 0, to: 8)
+    let metrics = player.metrics
+    #expect(metrics.engine.boundaryWaits == 0)
+    #expect(metrics.engine.holds(.waitingForNextChunk) == 0)
+    #expect(metrics.engine.overlayFramesDrawn == chunks * perChunk)
+    #expect(metrics.evictedQueuedImages == 0)
+    #expect(player.mode == .idle)
+  }
+
   @Test(
     "a chunk whose distinct mouths alone outgrow the store: the mouths pushed out are counted, not lost silently"
   )
