@@ -42,8 +42,10 @@ public final class LIVAClient: Sendable {
     /// The socket id of the newest namespace connection: an event that arrived on another one
     /// belongs to a connection that is gone.
     var sid: String?
-    /// Texts sent and not yet matched to a message, oldest first.
-    var pendingTexts: [String] = []
+    /// Texts sent and not yet matched to a message, oldest first, each for a bounded time.
+    var answers: PendingAnswers
+    /// The last display tick's time (the player's clock), for the answers' watchdog.
+    var lastTick: Double?
     /// The text each message answers (messages without one are absent).
     var texts: [MessageID: String] = [:]
     /// Failed downloads and when to ask for them again.
@@ -83,7 +85,9 @@ public final class LIVAClient: Sendable {
     }
     let changes = ChangeFeed()
     let state = Locked(
-      State(retries: DownloadRetries(policy: configuration.downloadRetry), changes: changes))
+      State(
+        answers: PendingAnswers(timeout: configuration.answerTimeout),
+        retries: DownloadRetries(policy: configuration.downloadRetry), changes: changes))
     self.protectedState = state
     var playerConfiguration = configuration.player
     playerConfiguration.baseFrameBudget = configuration.decodedFrameByteLimit
@@ -96,8 +100,8 @@ public final class LIVAClient: Sendable {
       case .chunkQueued(let id) where id.index == 0:
         // A new message: it answers the oldest text sent and not yet answered.
         state.withLock { state in
-          if state.texts[id.message] == nil, !state.pendingTexts.isEmpty {
-            state.texts[id.message] = state.pendingTexts.removeFirst()
+          if state.texts[id.message] == nil, let text = state.answers.answer() {
+            state.texts[id.message] = text
           }
         }
       case .speakingStarted(let message):
@@ -117,7 +121,11 @@ public final class LIVAClient: Sendable {
     // Warm cache: the idle frames are decoded from disk right away (off this thread).
     try? store.preload(.idleForward, frames: 0..<1)
     let player = player
-    displayLink.start { player.tick(now: $0) }
+    let logger = logger
+    displayLink.start { now in
+      player.tick(now: now)
+      Self.watchAnswers(now: now, in: state, logger: logger)
+    }
   }
 
   /// A client dropped without ``disconnect()`` stops: its display link, its tasks, and its
@@ -178,6 +186,24 @@ public final class LIVAClient: Sendable {
       protectedState.withLock { _ = $0.eventContinuations.removeValue(forKey: id) }
     }
     return stream
+  }
+
+  /// A display tick: texts that waited for their answer longer than
+  /// ``LIVAConfiguration/answerTimeout`` are given up.
+  static func watchAnswers(now: Double, in state: Locked<State>, logger: Logger) {
+    let expired = state.withLock { state -> [String] in
+      state.lastTick = now
+      return state.answers.waiting.isEmpty ? [] : state.answers.expire(now: now)
+    }
+    givenUp(expired, why: "no answer in time", in: state, logger: logger)
+  }
+
+  /// Reports texts that wait for their answer no more (``LIVAEvent/messageUnanswered(text:)``).
+  static func givenUp(_ texts: [String], why: String, in state: Locked<State>, logger: Logger) {
+    for text in texts {
+      logger.warning("[LIVA] a message sent got no answer", metadata: ["why": "\(why)"])
+      emit(.messageUnanswered(text: text), in: state)
+    }
   }
 
   static func emit(_ event: LIVAEvent, in state: Locked<State>) {
@@ -287,6 +313,9 @@ public final class LIVAClient: Sendable {
     }
     await socket?.disconnect()
     for task in tasks { task.cancel() }
+    Self.givenUp(
+      protectedState.withLock { $0.answers.clear() }, why: "disconnected", in: protectedState,
+      logger: logger)
     apply(.disconnectRequested)
   }
 
@@ -296,7 +325,10 @@ public final class LIVAClient: Sendable {
   /// - Throws: ``LIVAClientError`` `send` when the message cannot be sent.
   public func sendMessage(_ text: String) async throws(LIVAClientError) {
     let ready = player.readyAnimations
-    protectedState.withLock { $0.pendingTexts.append(text) }
+    let pushedOut = protectedState.withLock { $0.answers.sent(text, at: $0.lastTick) }
+    Self.givenUp(
+      pushedOut, why: "more than \(PendingAnswers.limit) waiting", in: protectedState,
+      logger: logger)
     do {
       if configuration.sendMessagesOverHTTP {
         try await postMessage(text, readyAnimations: ready)
@@ -304,11 +336,7 @@ public final class LIVAClient: Sendable {
         try await send(.userMessage(text, readyAnimations: ready))
       }
     } catch {
-      protectedState.withLock { state in
-        if let index = state.pendingTexts.lastIndex(of: text) {
-          state.pendingTexts.remove(at: index)
-        }
-      }
+      protectedState.withLock { $0.answers.withdraw(text) }
       throw error
     }
   }

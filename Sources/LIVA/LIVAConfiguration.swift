@@ -58,6 +58,10 @@ public struct LIVAConfiguration: Sendable {
   /// When a failed base-animation download is asked for again (the cached version keeps
   /// playing meanwhile): by default 3 retries, after 1, 2 and 4 s.
   public var downloadRetry = DownloadRetryPolicy()
+  /// Seconds a text sent with ``LIVAClient/sendMessage(_:)`` waits for its speech; then it is
+  /// given up (``LIVAEvent/messageUnanswered(text:)``) and later speech is no longer matched
+  /// to it. At most 16 texts wait; a newer one gives up the oldest. Default 30 s.
+  public var answerTimeout: Double = 30
   /// The auth payload sent with the namespace CONNECT packet (`40{...}`), e.g.
   /// `["token": "…"]`; none by default.
   public var auth: WireValue?

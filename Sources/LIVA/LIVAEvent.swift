@@ -20,4 +20,8 @@ public enum LIVAEvent: Sendable, Hashable {
   case warning(EngineWarning)
   /// Something failed (connection, download, send).
   case error(LIVAClientError)
+  /// A text sent with ``LIVAClient/sendMessage(_:)`` got no speech: none came within
+  /// ``LIVAConfiguration/answerTimeout``, more than 16 texts waited, or the client
+  /// disconnected first. Later speech is no longer matched to it.
+  case messageUnanswered(text: String)
 }

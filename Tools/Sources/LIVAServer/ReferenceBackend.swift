@@ -29,6 +29,9 @@ public struct BackendFaults: Hashable, Sendable {
   /// After the manifest, push a download the client never asked for: the first animation's
   /// frames under the name `pushed_1_s_pushed_1_e`.
   public var pushesUnrequestedAnimation = false
+  /// The first this many `user_message`s get no answer (counted, never spoken): a backend
+  /// that lost them.
+  public var unansweredMessages = 0
   /// The seed of the jitter.
   public var seed: UInt64 = 1
 
@@ -236,7 +239,14 @@ public final class ReferenceBackend: Sendable {
     _ text: String, readyAnimations: Set<AnimationName>? = nil, toRoom room: String,
     via socket: SocketIOServerSocket? = nil
   ) {
-    messagesReceived.withLockedValue { $0 += 1 }
+    let number = messagesReceived.withLockedValue { count -> Int in
+      count += 1
+      return count
+    }
+    guard number > configuration.faults.unansweredMessages else {
+      logger.info("message left unanswered (fault)", metadata: ["number": "\(number)"])
+      return
+    }
     let task = Task {
       do {
         let speech = try await synthesizer.speak(text)

@@ -181,7 +181,9 @@ struct ClientStateTests {
 
   // MARK: - The client
 
-  func makeClient(port: Int, reconnectDelay: Duration) throws -> (LIVAClient, VirtualDisplayLink) {
+  func makeClient(
+    port: Int, reconnectDelay: Duration, answerTimeout: Double = 30
+  ) throws -> (LIVAClient, VirtualDisplayLink) {
     var configuration = LIVAConfiguration(
       serverURL: "http://127.0.0.1:\(port)", userID: "user", agentID: "sample",
       cacheRoot: FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -191,6 +193,7 @@ struct ClientStateTests {
     configuration.reconnection.initialDelay = reconnectDelay
     configuration.reconnection.maximumDelay = reconnectDelay
     configuration.reconnection.jitter = 0
+    configuration.answerTimeout = answerTimeout
     let link = VirtualDisplayLink()
     let client = try LIVAClient(
       configuration: configuration, displayLink: link, audio: HeadlessAudioOutput(),
@@ -265,6 +268,44 @@ struct ClientStateTests {
     #expect(client.player.mode == .idle)
     #expect(client.state == .ready)
     await client.disconnect()
+    await server.stop()
+  }
+
+  // Issue 29: a message the backend never answered was matched to the next message's speech
+  // (and every later one shifted by one), with nothing said.
+  @Test(
+    "a message never answered is given up after the answer timeout, and the next speech carries its own text"
+  )
+  func unansweredMessage() async throws {
+    let server = try await ReconnectTests.Backend.start { $0.faults.unansweredMessages = 1 }
+    let (client, link) = try makeClient(
+      port: server.port, reconnectDelay: .seconds(3_600), answerTimeout: 5)
+    let events = client.events
+    await client.connect()
+    try #require(
+      await until(client.changes) {
+        client.state == .ready && client.pendingDownloads == 0 && client.player.isPreloadIdle
+      })
+    link.tick(at: 0)
+    // The backend's first message (the socket keeps order): never answered.
+    try await client.sendMessage("lost")
+    link.run(from: 0, to: 6)  // virtual time: past the 5 s the text waits
+    try await client.sendMessage("Hello there, nice to meet you.")
+    try #require(
+      await until(client.changes) {
+        client.player.metrics.audioEndsReceived >= 1 && client.player.isIngestIdle
+      })
+    link.run(from: 6, to: 20)
+    await client.disconnect()
+    var unanswered: [String] = []
+    var spoken: [String?] = []
+    for await event in events {
+      if case .messageUnanswered(let text) = event { unanswered.append(text) }
+      if case .speakingStarted(_, let text) = event { spoken.append(text) }
+      if case .stateChanged(.idle) = event { break }
+    }
+    #expect(unanswered == ["lost"])
+    #expect(spoken == ["Hello there, nice to meet you."])
     await server.stop()
   }
 }
