@@ -37,8 +37,10 @@ extension LIVAClient {
         if connected {
           state.downloading = []
           state.retrying = []
-          state.awaitingManifest = true
+          state.watchdogs.connected(at: state.lastTick)
           state.retries.reset()
+        } else {
+          state.watchdogs.disconnected()
         }
       }
       return state.connected
@@ -110,12 +112,18 @@ extension LIVAClient {
         Self.emit(.rejected(refusal), in: protectedState)
         return
       }
+      protectedState.withLock { $0.watchdogs.downloadActive(name, at: $0.lastTick) }
       do {
         try player.baseFrames.beginDownload(name, frames: total)
       } catch {
         logger.warning("download refused", metadata: ["animation": "\(name)", "error": "\(error)"])
       }
     case .baseFrame(let frame):
+      protectedState.withLock { state in
+        if state.downloading.contains(frame.animationName) {
+          state.watchdogs.downloadActive(frame.animationName, at: state.lastTick)
+        }
+      }
       do {
         try player.baseFrames.storeFrame(
           frame.image.data, index: frame.frameIndex, of: frame.animationName)
@@ -127,6 +135,7 @@ extension LIVAClient {
     case .animationFramesComplete(let name):
       let version = protectedState.withLock { state -> String in
         state.downloading.remove(name)
+        state.watchdogs.downloadEnded(name)
         return state.manifest[name]?.version ?? ""
       }
       do {
@@ -150,7 +159,7 @@ extension LIVAClient {
 
   /// A download failed (its staged frames are gone, the cached version stays): report it, and
   /// ask for the animation again when the retry policy says so.
-  func downloadFailed(_ name: AnimationName, _ error: LIVAMediaError) {
+  func downloadFailed(_ name: AnimationName, _ error: any Error) {
     let decision = protectedState.withLock { state in
       let decision = state.retries.failed(name)
       if case .retry = decision { state.retrying.insert(name) }
@@ -172,6 +181,7 @@ extension LIVAClient {
           !state.downloading.contains(name)
         else { return false }
         state.downloading.insert(name)
+        state.watchdogs.downloadActive(name, at: state.lastTick)
         return true
       }
       changes.signal()
@@ -180,13 +190,37 @@ extension LIVAClient {
     protectedState.withLock { $0.tasks.append(task) }
   }
 
+  /// Carries out what ``ClientWatchdogs`` found overdue.
+  func overdue(_ action: ClientWatchdogs.Action) {
+    switch action {
+    case .askManifest(let attempt):
+      logger.warning("[LIVA] no manifest yet: asking again", metadata: ["attempt": "\(attempt)"])
+      let task = Task { [self] in
+        await emit(.requestBaseAnimationsManifest(agentID: configuration.agentID))
+      }
+      protectedState.withLock { $0.tasks.append(task) }
+    case .manifestGivenUp(let asks):
+      logger.error("[LIVA] the manifest never came", metadata: ["asks": "\(asks)"])
+      Self.emit(
+        .error(LIVAClientError(.timeout, "the manifest did not come after \(asks) asks")),
+        in: protectedState)
+      changes.signal()
+    case .downloadStalled(let name):
+      // Its staged frames go (the cached version stays); the retry policy decides what next.
+      player.baseFrames.abandonDownload(name)
+      downloadFailed(
+        name, LIVAClientError(.timeout, "the download stopped: no event of it in time"))
+    }
+  }
+
   func handleManifest(_ manifest: [AnimationName: BaseAnimationInfo]) async {
     let plan = player.baseFrames.plan(for: manifest)
     let requests = protectedState.withLock { state -> [AnimationName] in
       state.manifest = manifest
-      state.awaitingManifest = false
+      state.watchdogs.manifestReceived()
       let requests = plan.animations.filter { !state.downloading.contains($0) }
       state.downloading.formUnion(requests)
+      for name in requests { state.watchdogs.downloadActive(name, at: state.lastTick) }
       return requests
     }
     player.refreshAnimations(Array(manifest.keys))

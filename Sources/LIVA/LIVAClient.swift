@@ -34,8 +34,8 @@ public final class LIVAClient: Sendable {
     var downloading: Set<AnimationName> = []
     /// Downloads that failed and will be asked for again (waiting for their retry).
     var retrying: Set<AnimationName> = []
-    /// Connected, and the manifest asked for has not come yet.
-    var awaitingManifest = false
+    /// The waits on the backend (the manifest, each download), each with an end.
+    var watchdogs = ClientWatchdogs()
     var continuations: [UUID: AsyncStream<LIVAState>.Continuation] = [:]
     var eventContinuations: [UUID: AsyncStream<LIVAEvent>.Continuation] = [:]
     var connected = false
@@ -122,9 +122,9 @@ public final class LIVAClient: Sendable {
     try? store.preload(.idleForward, frames: 0..<1)
     let player = player
     let logger = logger
-    displayLink.start { now in
+    displayLink.start { [weak self] now in
       player.tick(now: now)
-      Self.watchAnswers(now: now, in: state, logger: logger)
+      self?.clientTick(now: now)
     }
   }
 
@@ -163,7 +163,7 @@ public final class LIVAClient: Sendable {
   /// manifest has not come yet, the unknown set counts as one.)
   public var pendingDownloads: Int {
     protectedState.withLock {
-      $0.downloading.union($0.retrying).count + ($0.awaitingManifest ? 1 : 0)
+      $0.downloading.union($0.retrying).count + ($0.watchdogs.awaitingManifest ? 1 : 0)
     }
   }
 
@@ -188,14 +188,19 @@ public final class LIVAClient: Sendable {
     return stream
   }
 
-  /// A display tick: texts that waited for their answer longer than
-  /// ``LIVAConfiguration/answerTimeout`` are given up.
-  static func watchAnswers(now: Double, in state: Locked<State>, logger: Logger) {
-    let expired = state.withLock { state -> [String] in
+  /// A display tick: the waits on the backend that are overdue end (a text waiting for its
+  /// answer longer than ``LIVAConfiguration/answerTimeout``, the manifest, a stalled
+  /// download; see ``ClientWatchdogs``).
+  func clientTick(now: Double) {
+    let (expired, actions) = protectedState.withLock { state in
       state.lastTick = now
-      return state.answers.waiting.isEmpty ? [] : state.answers.expire(now: now)
+      let expired = state.answers.waiting.isEmpty ? [] : state.answers.expire(now: now)
+      let actions = state.watchdogs.tick(now: now)
+      for case .downloadStalled(let name) in actions { state.downloading.remove(name) }
+      return (expired, actions)
     }
-    givenUp(expired, why: "no answer in time", in: state, logger: logger)
+    Self.givenUp(expired, why: "no answer in time", in: protectedState, logger: logger)
+    for action in actions { overdue(action) }
   }
 
   /// Reports texts that wait for their answer no more (``LIVAEvent/messageUnanswered(text:)``).
@@ -306,7 +311,7 @@ public final class LIVAClient: Sendable {
         state.socket = nil
         state.tasks = []
         state.connected = false
-        state.awaitingManifest = false
+        state.watchdogs.disconnected()
         state.retrying = []
       }
       return (state.socket, state.tasks)

@@ -38,6 +38,8 @@ public struct LIVAClientError: Error, Hashable, Sendable, CustomStringConvertibl
     public static let protocolViolation = Code("protocolViolation")
     /// A base animation could not be stored.
     public static let download = Code("download")
+    /// The backend did not answer in time (the manifest, a download).
+    public static let timeout = Code("timeout")
     /// The identifier.
     public var description: String { rawValue }
   }

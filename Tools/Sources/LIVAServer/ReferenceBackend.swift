@@ -29,6 +29,11 @@ public struct BackendFaults: Hashable, Sendable {
   /// After the manifest, push a download the client never asked for: the first animation's
   /// frames under the name `pushed_1_s_pushed_1_e`.
   public var pushesUnrequestedAnimation = false
+  /// The first this many `request_base_animations_manifest`s get no answer.
+  public var unansweredManifestRequests = 0
+  /// The first this many base-animation downloads stop after half their frames: no more frames
+  /// and no `animation_frames_complete` (a download stalled on the backend).
+  public var stalledDownloads = 0
   /// The first this many `user_message`s get no answer (counted, never spoken): a backend
   /// that lost them.
   public var unansweredMessages = 0
@@ -78,6 +83,8 @@ public final class ReferenceBackend: Sendable {
   public let socketServer: SocketIOServer
   private let synthesizer: SpeechSynthesizer
   private let streams = NIOLockedValueBox<[String: Task<Void, Never>]>([:])
+  private let stalledLeft: NIOLockedValueBox<Int>
+  private let manifestRequestsLeftUnanswered: NIOLockedValueBox<Int>
   private let messagesReceived = NIOLockedValueBox(0)
   /// The next `master_chunk_index`: it counts on over every message the server speaks.
   private let nextMasterChunk = NIOLockedValueBox(0)
@@ -95,6 +102,9 @@ public final class ReferenceBackend: Sendable {
     self.configuration = configuration
     self.logger = logger
     incompleteLeft = NIOLockedValueBox(configuration.faults.incompleteDownloads)
+    stalledLeft = NIOLockedValueBox(configuration.faults.stalledDownloads)
+    manifestRequestsLeftUnanswered = NIOLockedValueBox(
+      configuration.faults.unansweredManifestRequests)
     let box = NIOLockedValueBox<ReferenceBackend?>(nil)
     socketServer = SocketIOServer(configuration: configuration.socket, logger: logger) { socket in
       box.withLockedValue { $0 }?.accept(socket)
@@ -156,6 +166,15 @@ public final class ReferenceBackend: Sendable {
     }
     switch request {
     case .baseAnimationsManifest:
+      let ignored = manifestRequestsLeftUnanswered.withLockedValue { left -> Bool in
+        guard left > 0 else { return false }
+        left -= 1
+        return true
+      }
+      guard !ignored else {
+        logger.info("manifest request left unanswered (fault)")
+        return
+      }
       var manifest = pack.wireManifest
       if let version = configuration.manifestVersion {
         manifest = manifest.mapValues {
@@ -197,7 +216,16 @@ public final class ReferenceBackend: Sendable {
       left -= 1
       return true
     }
+    let stalls = stalledLeft.withLockedValue { left -> Bool in
+      guard left > 0 else { return false }
+      left -= 1
+      return true
+    }
     for index in 0..<count where !(incomplete && index == count - 1) {
+      if stalls, index == count / 2 {
+        logger.info("fault: the download stalls", metadata: ["animation": "\(name)"])
+        return
+      }
       if let limit = configuration.faults.disconnectDuringDownloadAfterFrames, index == limit,
         !downloadCut.withLockedValue({ cut in
           defer { cut = true }

@@ -20,7 +20,8 @@ struct ClientDownloadTests {
   }
 
   static func client(
-    port: Int, cacheRoot: URL, configure: (inout LIVAConfiguration) -> Void = { _ in }
+    port: Int, cacheRoot: URL, displayLink: VirtualDisplayLink = VirtualDisplayLink(),
+    configure: (inout LIVAConfiguration) -> Void = { _ in }
   ) throws -> LIVAClient {
     var configuration = LIVAConfiguration(
       serverURL: "http://127.0.0.1:\(port)", userID: "user", agentID: "sample",
@@ -29,7 +30,7 @@ struct ClientDownloadTests {
     configuration.decodeScheduler = InlineDecodeScheduler()
     configure(&configuration)
     return try LIVAClient(
-      configuration: configuration, displayLink: VirtualDisplayLink(),
+      configuration: configuration, displayLink: displayLink,
       audio: HeadlessAudioOutput(), surface: CallbackSurface { _ in })
   }
 
@@ -82,6 +83,53 @@ struct ClientDownloadTests {
       await until(client.changes) {
         client.state == .ready && client.pendingDownloads == 0
           && client.player.baseFrames.isAvailable(.idleForward)
+      })
+    await client.disconnect()
+    await server.stop()
+  }
+
+  // Issue 29: a manifest request the backend lost left the client connected and never ready.
+  @Test("a manifest that does not come is asked for again after 10 s (display time)")
+  func manifestAskedAgain() async throws {
+    let server = try await Self.backend { $0.faults.unansweredManifestRequests = 1 }
+    let link = VirtualDisplayLink()
+    let client = try Self.client(
+      port: server.port, cacheRoot: Self.temporaryRoot(), displayLink: link)
+    await client.connect()
+    try #require(await until(client.changes) { client.state == .connected })
+    link.run(from: 0, to: 9)
+    #expect(client.pendingDownloads == 1)  // the manifest, still awaited
+    link.run(from: 9, to: 11)
+    #expect(
+      await until(client.changes) { client.state == .ready && client.pendingDownloads == 0 })
+    await client.disconnect()
+    await server.stop()
+  }
+
+  // Issue 29: a download whose events stopped stayed in flight for ever, never asked again.
+  @Test("a download that stalls fails after 15 s without an event and is asked for again")
+  func stalledDownloadRetried() async throws {
+    let server = try await Self.backend { $0.faults.stalledDownloads = 1 }
+    let link = VirtualDisplayLink()
+    let client = try Self.client(
+      port: server.port, cacheRoot: Self.temporaryRoot(), displayLink: link
+    ) {
+      $0.downloadRetry = DownloadRetryPolicy(maximumRetries: 2, initialDelay: .milliseconds(1))
+    }
+    let events = Events(client)
+    await client.connect()
+    // Every download but the stalled one (the first) is in.
+    let last = try AnimationName(parsing: "hi_1_e_idle_1_s")
+    try #require(
+      await until(client.changes) {
+        client.player.baseFrames.isAvailable(last) && client.pendingDownloads == 1
+      })
+    link.run(from: 0, to: 14)
+    #expect(client.pendingDownloads == 1 && events.downloadErrors == 0)
+    link.run(from: 14, to: 16)
+    #expect(
+      await until(client.changes) {
+        events.downloadErrors == 1 && client.state == .ready && client.pendingDownloads == 0
       })
     await client.disconnect()
     await server.stop()
