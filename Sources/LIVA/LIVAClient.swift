@@ -121,7 +121,6 @@ public final class LIVAClient: Sendable {
     // Warm cache: the idle frames are decoded from disk right away (off this thread).
     try? store.preload(.idleForward, frames: 0..<1)
     let player = player
-    let logger = logger
     displayLink.start { [weak self] now in
       player.tick(now: now)
       self?.clientTick(now: now)
