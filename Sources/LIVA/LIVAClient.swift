@@ -286,8 +286,22 @@ public final class LIVAClient: Sendable {
         changes.signal()
       }
     }
-    protectedState.withLock { $0.tasks = [events, statuses] }
-    await socket.connect()
+    let current = protectedState.withLock { state -> Bool in
+      guard state.socket === socket else { return false }
+      state.tasks += [events, statuses]
+      return true
+    }
+    if current { await socket.connect() }
+    // A disconnect() that came before the socket started found nothing to stop (and may have
+    // reported idle before this connect() reported connecting): stop it now, and say so.
+    let superseded = protectedState.withLock { state -> (gone: Bool, idle: Bool) in
+      (state.socket !== socket, state.socket == nil)
+    }
+    guard superseded.gone else { return }
+    await socket.disconnect()
+    events.cancel()
+    statuses.cancel()
+    if superseded.idle { apply(.disconnectRequested) }
   }
 
   /// The socket's configuration: the server, the connection query, reconnection, auth, TLS.

@@ -3,6 +3,7 @@ import LIVAEngine
 import LIVAMedia
 import LIVAProtocol
 import LIVAServer
+import LIVATestSupport
 import SocketIO
 import Testing
 
@@ -327,6 +328,45 @@ struct ClientLifeCycleTests {
     }
     #expect(await Self.eventually { weakClient == nil }, "the client is still alive")
     #expect(await Self.eventually { weakSocket == nil }, "its socket is still alive")
+    await server.stop()
+  }
+
+  // Issue 29 item 6: a disconnect() that ran while connect() was between creating its socket
+  // and starting it found nothing to stop; connect() then started the socket: a live orphan
+  // (connected, reconnecting, its speech played) the client no longer held.
+  @Test(
+    "connect() and disconnect() at once from many tasks end in one socket or none, as the state says",
+    arguments: 0..<24)
+  func connectDisconnectInterleavings(seed: Int) async throws {
+    let server = try await ClientDownloadTests.backend { _ in }
+    let root = ClientDownloadTests.temporaryRoot()
+    defer { try? FileManager.default.removeItem(at: root) }
+    let client = try ClientDownloadTests.client(port: server.port, cacheRoot: root)
+    var generator = SplitMix64(seed: UInt64(seed))
+    let calls = (0..<6).map { _ in
+      (connects: generator.next() % 2 == 0, yields: generator.next() % 4)
+    }
+    await withTaskGroup(of: Void.self) { group in
+      for call in calls {
+        group.addTask {
+          for _ in 0..<call.yields { await Task.yield() }
+          if call.connects { await client.connect() } else { await client.disconnect() }
+        }
+      }
+    }
+    let holdsSocket = client.protectedState.withLock { $0.socket != nil }
+    let sockets = { server.backend.socketServer.connectedSockets.count }
+    #expect(
+      await Self.eventually { sockets() == (holdsSocket ? 1 : 0) },
+      "client holds a socket: \(holdsSocket); the server has \(sockets()) (calls \(calls))")
+    if holdsSocket {
+      #expect(await until(client.changes) { client.state == .ready })
+    } else {
+      #expect(client.state == .idle)
+    }
+    await client.disconnect()
+    #expect(await Self.eventually { sockets() == 0 })
+    #expect(client.state == .idle)
     await server.stop()
   }
 }
