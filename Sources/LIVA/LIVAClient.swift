@@ -46,8 +46,11 @@ public final class LIVAClient: Sendable {
     var answers: PendingAnswers
     /// The last display tick's time (the player's clock), for the answers' watchdog.
     var lastTick: Double?
-    /// The text each message answers (messages without one are absent).
+    /// The text each message answers (messages without one are absent); at most
+    /// ``PendingAnswers/limit``, the oldest message's going first.
     var texts: [MessageID: String] = [:]
+    /// The message speaking, between its `speakingStarted` and `speakingEnded`.
+    var speaking: MessageID?
     /// Failed downloads and when to ask for them again.
     var retries: DownloadRetries
     /// The player's feed, signalled after every change of the client too (state, downloads,
@@ -102,15 +105,31 @@ public final class LIVAClient: Sendable {
         state.withLock { state in
           if state.texts[id.message] == nil, let text = state.answers.answer() {
             state.texts[id.message] = text
+            if state.texts.count > PendingAnswers.limit, let oldest = state.texts.keys.min() {
+              state.texts[oldest] = nil
+            }
           }
         }
       case .speakingStarted(let message):
+        state.withLock { $0.speaking = message }
         Self.apply(.speakingStarted, in: state)
         Self.emit(.speakingStarted(message, text: state.withLock { $0.texts[message] }), in: state)
       case .speakingEnded(let message, let interrupted):
         Self.apply(.speakingEnded, in: state)
-        let text = state.withLock { $0.texts.removeValue(forKey: message) }
+        let text = state.withLock { state in
+          if state.speaking == message { state.speaking = nil }
+          return state.texts.removeValue(forKey: message)
+        }
         Self.emit(.speakingEnded(message, text: text, interrupted: interrupted), in: state)
+      case .evictImages(let message, _):
+        // Interrupted before its first frame: it never started and will not end otherwise.
+        // Its text, if it answered one, is reported as ended so the app is not left waiting.
+        let text = state.withLock { state -> String? in
+          state.speaking == message ? nil : state.texts.removeValue(forKey: message)
+        }
+        if let text {
+          Self.emit(.speakingEnded(message, text: text, interrupted: true), in: state)
+        }
       case .startAudio(let chunk, _):
         Self.emit(.chunkStarted(chunk), in: state)
       case .warning(let warning):

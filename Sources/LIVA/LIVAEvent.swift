@@ -9,7 +9,9 @@ public enum LIVAEvent: Sendable, Hashable {
   /// ``LIVAClient/sendMessage(_:)`` for it, when it sent one: replies are matched to the texts
   /// sent, in order (a message the backend started by itself has none).
   case speakingStarted(MessageID, text: String?)
-  /// A message is over: played to its end, or interrupted.
+  /// A message is over: played to its end, or interrupted (a message interrupted before its
+  /// first frame ends so too, with no ``speakingStarted(_:text:)`` before: its text, if it
+  /// answered one, is never left without an end).
   case speakingEnded(MessageID, text: String?, interrupted: Bool)
   /// A chunk's audio started (its first slot was drawn).
   case chunkStarted(ChunkID)

@@ -1,3 +1,5 @@
+import Foundation
+import LIVAPlatform
 import Testing
 
 @testable import LIVA
@@ -63,5 +65,43 @@ struct PendingAnswersTests {
     _ = pending.sent("b", at: 2)
     #expect(pending.clear() == ["a", "b"])
     #expect(pending.answer() == nil)
+  }
+}
+
+@Suite("A client's texts and the speech that answers them")
+struct ClientAnswerTests {
+  // Issue 29: a message interrupted while it waited to start (its mouths not in yet) got
+  // neither speakingStarted nor speakingEnded: its text was never heard of again.
+  @Test("a message interrupted before its first frame ends, with its text and interrupted")
+  func interruptedBeforeStart() async throws {
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "liva-answers-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: root) }
+    let client = try LIVAClient(
+      configuration: LIVAConfiguration(
+        serverURL: "http://127.0.0.1:9", userID: "u", agentID: "a", cacheRoot: root),
+      displayLink: VirtualDisplayLink(), audio: HeadlessAudioOutput(),
+      surface: CallbackSurface { _ in })
+    // The client's events, as emitted (synchronously, from the player's observer).
+    let (events, continuation) = AsyncStream<LIVAEvent>.makeStream()
+    client.protectedState.withLock { state in
+      state.eventContinuations[UUID()] = continuation
+      _ = state.answers.sent("first", at: nil)
+      _ = state.answers.sent("second", at: nil)
+    }
+    // Its plan, none of its images: it waits to start.
+    client.player.handle(planned(try wireFrames(count: 30, tag: "a"), chunk: 0, seconds: 1))
+    // A new message (another chunk 0, another plan) interrupts it.
+    client.player.handle(planned(try wireFrames(count: 30, tag: "b"), chunk: 0, seconds: 1))
+    continuation.finish()
+    var ended: [(text: String?, interrupted: Bool)] = []
+    for await event in events {
+      if case .speakingEnded(_, let text, let interrupted) = event {
+        ended.append((text, interrupted))
+      }
+    }
+    #expect(ended.count == 1)
+    #expect(ended.first?.text == "first" && ended.first?.interrupted == true)
+    #expect(client.protectedState.withLock { $0.texts.values.sorted() } == ["second"])
   }
 }

@@ -261,7 +261,9 @@ struct SpeechReceiverTests {
   )
   func unpairedFloodIsBounded() throws {
     let frames = (0..<100).map { frame($0) }
-    let (receiver, bytes) = Heap.growth { () -> SpeechReceiver in
+    // The least growth of five runs: other tests allocate meanwhile (three runs once saw
+    // 6 MiB in a full parallel run).
+    let (receiver, bytes) = Heap.growth(attempts: 5) { () -> SpeechReceiver in
       var receiver = SpeechReceiver()
       _ = receiver.receive(audio(0), now: 0)
       for index in 1...2_000 {
@@ -276,7 +278,8 @@ struct SpeechReceiverTests {
       }
       return receiver
     }
-    if let bytes { #expect(bytes < 2 << 20, "\(bytes) bytes held") }
+    // Before the caps: ~30 MB held. With them a few plans: well under 1 MiB alone.
+    if let bytes { #expect(bytes < 8 << 20, "\(bytes) bytes held") }
     var late = receiver
     // The newest plan is still paired with its audio; an old one expired (its audio plays
     // without it after the pairing wait).
