@@ -10,7 +10,7 @@ import LIVAProtocol
 ///   a frame, its end); the client's retry policy then asks for it again or gives it up.
 ///   Before, a download whose events stopped stayed "downloading" for ever and was never asked
 ///   for again on that connection.
-struct ClientWatchdogs: Equatable {
+struct ClientWatchdogs {
   /// Seconds without the manifest before asking again. Default 10.
   var manifestTimeout: Double = 10
   /// How many times in all the manifest is asked for on one connection. Default 3.
@@ -32,12 +32,6 @@ struct ClientWatchdogs: Equatable {
   private var manifest: (since: Double?, asks: Int)?
   /// Downloads in flight and their last event (nil: stamped at the next tick).
   private var downloads: [AnimationName: Double?] = [:]
-
-  static func == (lhs: Self, rhs: Self) -> Bool {
-    lhs.manifestTimeout == rhs.manifestTimeout && lhs.manifestAsks == rhs.manifestAsks
-      && lhs.downloadTimeout == rhs.downloadTimeout && lhs.downloads == rhs.downloads
-      && lhs.manifest?.since == rhs.manifest?.since && lhs.manifest?.asks == rhs.manifest?.asks
-  }
 
   /// Whether the manifest is awaited.
   var awaitingManifest: Bool { manifest != nil }
@@ -65,19 +59,17 @@ struct ClientWatchdogs: Equatable {
   /// What is overdue at `now`.
   mutating func tick(now: Double) -> [Action] {
     var actions: [Action] = []
-    if var waiting = manifest {
-      let since = waiting.since ?? now
-      waiting.since = since
-      if now - since >= manifestTimeout {
-        if waiting.asks < manifestAsks {
-          waiting = (now, waiting.asks + 1)
-          actions.append(.askManifest(attempt: waiting.asks))
-        } else {
-          actions.append(.manifestGivenUp(asks: waiting.asks))
-          manifest = nil
-        }
+    if let (stamp, asks) = manifest {
+      let since = stamp ?? now
+      if now - since < manifestTimeout {
+        manifest = (since, asks)
+      } else if asks < manifestAsks {
+        manifest = (now, asks + 1)
+        actions.append(.askManifest(attempt: asks + 1))
+      } else {
+        manifest = nil
+        actions.append(.manifestGivenUp(asks: asks))
       }
-      if manifest != nil { manifest = waiting }
     }
     for (name, last) in downloads.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
       guard let last else {

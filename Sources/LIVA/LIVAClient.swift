@@ -212,7 +212,7 @@ public final class LIVAClient: Sendable {
   func clientTick(now: Double) {
     let (expired, actions) = protectedState.withLock { state in
       state.lastTick = now
-      let expired = state.answers.waiting.isEmpty ? [] : state.answers.expire(now: now)
+      let expired = state.answers.expire(now: now)
       let actions = state.watchdogs.tick(now: now)
       for case .downloadStalled(let name) in actions { state.downloading.remove(name) }
       return (expired, actions)

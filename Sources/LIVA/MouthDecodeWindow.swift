@@ -122,7 +122,7 @@ struct MouthDecodeWindow {
 
 /// A queued chunk's image keys: each once, in the order the chunk draws them (first use
 /// first), and how many of them its first frames draw (those it needs to start).
-struct ChunkKeys: Equatable {
+struct ChunkKeys {
   /// Every key the chunk draws, first use first.
   let ordered: [String]
   /// How many of ``ordered`` the chunk's first `startFrames` frames draw.
@@ -136,11 +136,6 @@ struct ChunkKeys: Equatable {
       for layer in frame.layers where seen.insert(layer.key).inserted { ordered.append(layer.key) }
       if position < startFrames { toStart = ordered.count }
     }
-    self.ordered = ordered
-    self.toStart = toStart
-  }
-
-  init(ordered: [String], toStart: Int) {
     self.ordered = ordered
     self.toStart = toStart
   }

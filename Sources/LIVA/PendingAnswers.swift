@@ -5,7 +5,7 @@
 /// the oldest text waiting. A text waits at most ``timeout`` seconds and at most ``limit``
 /// wait; one given up is returned to be reported, so a lost answer is neither silent nor
 /// paired with the wrong text for ever.
-struct PendingAnswers: Equatable {
+struct PendingAnswers {
   /// The most texts waiting at once; a newer one pushes the oldest out.
   static let limit = 16
   /// Seconds a text waits for its answer.
@@ -16,10 +16,6 @@ struct PendingAnswers: Equatable {
 
   init(timeout: Double) {
     self.timeout = timeout
-  }
-
-  static func == (lhs: Self, rhs: Self) -> Bool {
-    lhs.timeout == rhs.timeout && lhs.waiting.elementsEqual(rhs.waiting) { $0 == $1 }
   }
 
   /// `text` was sent at `now` (nil when no tick came yet). Returns the texts given up to

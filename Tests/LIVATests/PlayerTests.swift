@@ -216,6 +216,19 @@ struct PlayerTests {
     #expect(pixel(talking, 4, 4) == [base.r, base.g, base.b, 255])
   }
 
+  /// A message's frames, `perChunk` a chunk, each chunk's mouths its own (their ids name it).
+  static func ownMouths(chunks: Int, perChunk: Int) throws -> [OverlayFrame] {
+    let sprite = try FixtureAvatar.sprite()
+    return try wireWalk(chunks * perChunk).enumerated().map { position, entry in
+      OverlayFrame(
+        overlayId: "\(entry.0)/\(entry.1)/c\(position / perChunk).png",
+        animationName: try AnimationName(parsing: entry.0),
+        matchedSpriteFrameNumber: entry.1, sequenceIndex: position % perChunk,
+        coordinates: PlacementRect(x: 12, y: 20, width: 8, height: 8),
+        image: EncodedImage(data: sprite, mimeType: "image/png"))
+    }
+  }
+
   /// Issue: one message of 24 chunks sent as fast as the backend made them, its distinct mouths
   /// 184 MiB decoded against a 64 MiB store: ~430 mouths were never drawn (decoded on arrival,
   /// stored unowned, and the earliest pushed out by the latest before they were drawn).
@@ -229,17 +242,8 @@ struct PlayerTests {
     let (player, link, _, _) = try makePlayer(
       configure: Self.overlayStore(sprites: perChunk * 2, played: 4))
     link.tick(at: 0)
-    let sprite = try FixtureAvatar.sprite()
-    let walk = wireWalk(chunks * perChunk)
-    let frames = try walk.enumerated().map { position, entry in
-      OverlayFrame(
-        overlayId: "\(entry.0)/\(entry.1)/c\(position / perChunk).png",
-        animationName: try AnimationName(parsing: entry.0),
-        matchedSpriteFrameNumber: entry.1, sequenceIndex: position % perChunk,
-        coordinates: PlacementRect(x: 12, y: 20, width: 8, height: 8),
-        image: EncodedImage(data: sprite, mimeType: "image/png"))
-    }
-    speak(player, frames: frames, chunkSize: perChunk)
+    speak(
+      player, frames: try Self.ownMouths(chunks: chunks, perChunk: perChunk), chunkSize: perChunk)
     var peak = 0
     var time = 0.0
     while time < 14 {
@@ -268,16 +272,8 @@ struct PlayerTests {
     let (player, link, _, _) = try makePlayer(
       configure: Self.overlayStore(sprites: perChunk + 12, played: 12))
     link.tick(at: 0)
-    let sprite = try FixtureAvatar.sprite()
-    let frames = try wireWalk(chunks * perChunk).enumerated().map { position, entry in
-      OverlayFrame(
-        overlayId: "\(entry.0)/\(entry.1)/c\(position / perChunk).png",
-        animationName: try AnimationName(parsing: entry.0),
-        matchedSpriteFrameNumber: entry.1, sequenceIndex: position % perChunk,
-        coordinates: PlacementRect(x: 12, y: 20, width: 8, height: 8),
-        image: EncodedImage(data: sprite, mimeType: "image/png"))
-    }
-    speak(player, frames: frames, chunkSize: perChunk)
+    speak(
+      player, frames: try Self.ownMouths(chunks: chunks, perChunk: perChunk), chunkSize: perChunk)
     link.run(from: 0, to: 8)
     let metrics = player.metrics
     #expect(metrics.engine.boundaryWaits == 0)
