@@ -31,7 +31,8 @@ struct HostileEventTests {
     "a batch of 3 M numbers where frames belong is rejected whole, holding nothing (was 938 MB)")
   func nonObjectFramesFlood() throws {
     let frames = WireValue.array(Array(repeating: .number(1), count: 3_000_000))
-    let (result, growth) = Heap.growth { () -> Result<Int, LIVAProtocolError> in
+    let (result, growth) = Heap.growth(attempts: 8, budget: 8 << 20) {
+      () -> Result<Int, LIVAProtocolError> in
       do throws(LIVAProtocolError) {
         return .success(try decode("receive_frame_images_batch", batch(frames.arrayValue!)).1.count)
       } catch {

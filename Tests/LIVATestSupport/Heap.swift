@@ -9,13 +9,14 @@ public enum Heap {
     return bytes < 0 ? nil : Int(bytes)
   }
 
-  /// Runs `body` `attempts` times and returns its last result with the least growth of the
-  /// heap seen while a result was still held (nil growth where the C library does not say).
+  /// Runs `body` up to `attempts` times and returns its last result with the least growth of
+  /// the heap seen while a result was still held (nil growth where the C library does not say).
   /// Other tests allocate at the same time, and their noise only ever adds: the least of a few
-  /// runs is the body's own.
-  public static func growth<R>(attempts: Int = 3, _ body: () throws -> R) rethrows -> (
-    R, bytes: Int?
-  ) {
+  /// runs is the body's own. With a `budget`, the runs stop at the first that grew less than
+  /// it: one quiet run proves the bound, and a noisy neighbour only costs another run.
+  public static func growth<R>(
+    attempts: Int = 3, budget: Int? = nil, _ body: () throws -> R
+  ) rethrows -> (R, bytes: Int?) {
     var least: Int?
     var known = true
     var result: R?
@@ -30,6 +31,7 @@ public enum Heap {
         continue
       }
       least = min(least ?? .max, max(0, after - before))
+      if let budget, let least, least < budget { break }
     }
     return (result!, known ? least : nil)
   }

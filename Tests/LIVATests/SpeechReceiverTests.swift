@@ -261,9 +261,9 @@ struct SpeechReceiverTests {
   )
   func unpairedFloodIsBounded() throws {
     let frames = (0..<100).map { frame($0) }
-    // The least growth of five runs: other tests allocate meanwhile (three runs once saw
-    // 6 MiB in a full parallel run).
-    let (receiver, bytes) = Heap.growth(attempts: 5) { () -> SpeechReceiver in
+    // Up to eight runs until one stays in budget: other tests allocate meanwhile (three runs
+    // once saw 6 MiB in a full parallel run).
+    let (receiver, bytes) = Heap.growth(attempts: 8, budget: 8 << 20) { () -> SpeechReceiver in
       var receiver = SpeechReceiver()
       _ = receiver.receive(audio(0), now: 0)
       for index in 1...2_000 {

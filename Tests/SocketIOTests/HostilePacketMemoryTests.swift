@@ -25,7 +25,9 @@ struct HostilePacketMemoryTests {
     let placeholders = Array(repeating: #"{"_placeholder":true,"num":0}"#, count: 2000)
     let text = #"51-["audio",["# + placeholders.joined(separator: ",") + "]]"
     let attachment = [UInt8](repeating: 7, count: 2 * Self.mebibyte)
-    let (packet, growth) = try Heap.growth { try decode(text, [attachment]) }
+    let (packet, growth) = try Heap.growth(attempts: 8, budget: 16 * Self.mebibyte) {
+      try decode(text, [attachment])
+    }
     let values = try #require(packet?.payload?[1]?.arrayValue)
     #expect(values.count == 2000)
     let addresses = Set(
@@ -41,7 +43,8 @@ struct HostilePacketMemoryTests {
   func emptyObjectsFlood() throws {
     let count = 5_000_000
     let text = #"2["e",["# + Array(repeating: "{}", count: count).joined(separator: ",") + "]]"
-    let (code, growth) = Heap.growth { () -> SocketIOError.Code? in
+    let (code, growth) = Heap.growth(attempts: 8, budget: 4 * Self.mebibyte) {
+      () -> SocketIOError.Code? in
       do {
         _ = try decode(text)
         return nil
@@ -66,7 +69,9 @@ struct HostilePacketMemoryTests {
     let count = (SocketIOLimits.default.maximumValues - 3) / valuesEach
     let text = #"2["e",["# + Array(repeating: element, count: count).joined(separator: ",") + "]]"
     #expect(text.utf8.count <= SocketIOLimits.default.maximumPayloadBytes)
-    let (packet, growth) = try Heap.growth { try decode(text) }
+    let (packet, growth) = try Heap.growth(attempts: 8, budget: 64 * Self.mebibyte) {
+      try decode(text)
+    }
     #expect(packet?.payload?[1]?.arrayValue?.count == count)
     if let growth { #expect(growth < 64 * Self.mebibyte, "\(growth) bytes held") }
     // One value more is refused.
