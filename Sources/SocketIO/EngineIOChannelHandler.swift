@@ -8,8 +8,9 @@ enum TransportInbound: Sendable {
   case engine(EngineIOPacket)
   /// A complete Socket.IO packet (a binary one with all its attachments).
   case socket(SocketIOPacket)
-  /// The server answered a WebSocket ping.
-  case pong
+  /// The server answered a WebSocket ping: the probe number its payload echoes (nil when the
+  /// payload is not four bytes, so not one of the client's pings).
+  case pong(UInt32?)
 }
 
 /// The client's end of the WebSocket, on the channel's event loop: answers pings and closes,
@@ -47,7 +48,9 @@ final class EngineIOChannelHandler: ChannelDuplexHandler, RemovableChannelHandle
         fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData)
       context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
     case .pong:
-      context.fireChannelRead(wrapInboundOut(.pong))
+      var data = frame.unmaskedData
+      let id = data.readableBytes == 4 ? data.readInteger(as: UInt32.self) : nil
+      context.fireChannelRead(wrapInboundOut(.pong(id)))
     case .connectionClose:
       // The server closes: answer with its status code (or none), then end the connection;
       // when it answers our close, only end it.

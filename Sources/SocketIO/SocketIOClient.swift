@@ -54,8 +54,9 @@ public actor SocketIOClient {
   /// What the writer of a transport writes.
   private enum Outgoing: Sendable {
     case frames([WebSocketFrame])
-    /// A WebSocket ping: its pong confirms what was written before it.
-    case ping
+    /// A WebSocket ping carrying its probe's number: the pong echoing it confirms what was
+    /// written before it.
+    case ping(UInt32)
   }
   /// The current transport's writer, while one is open.
   private var writer: AsyncStream<Outgoing>.Continuation?
@@ -178,8 +179,8 @@ public actor SocketIOClient {
       switch action {
       case .send(let frames):
         writer?.yield(.frames(frames))
-      case .probe:
-        writer?.yield(.ping)
+      case .probe(let id):
+        writer?.yield(.ping(id))
       case .refuseEmit(let error):
         logger.warning("emit refused", metadata: ["error": "\(error)"])
       case .resend(let count):
@@ -296,10 +297,12 @@ public actor SocketIOClient {
           switch outgoing {
           case .frames(let batch):
             try await outbound.write(contentsOf: batch.map(Self.wire))  // one flush a batch
-          case .ping:
+          case .ping(let id):
+            var data = ByteBuffer()
+            data.writeInteger(id)  // big-endian; the server's pong echoes it
             try await outbound.write(
               NIOWebSocket.WebSocketFrame(
-                fin: true, opcode: .ping, maskKey: .random(), data: ByteBuffer()))
+                fin: true, opcode: .ping, maskKey: .random(), data: data))
           }
         }
         // The session ended the transport: a normal close, then the server's answer ends
@@ -315,7 +318,7 @@ public actor SocketIOClient {
           switch item {
           case .engine(let packet): open = await self.receive(packet)
           case .socket(let packet): open = await self.receive(packet)
-          case .pong: open = await self.receivePong()
+          case .pong(let id): open = await self.receivePong(id)
           }
         }
         return true
@@ -358,9 +361,10 @@ public actor SocketIOClient {
     return abortTransport
   }
 
-  /// The server's pong to a WebSocket ping; false when the transport should end.
-  private func receivePong() -> Bool {
-    perform(session.receivePong(now: now))
+  /// The server's pong to a WebSocket ping (the probe number it echoes, if it is one of
+  /// ours); false when the transport should end.
+  private func receivePong(_ id: UInt32?) -> Bool {
+    perform(session.receivePong(id, now: now))
     resumeConfirmWaiters()
     return session.isOpen
   }

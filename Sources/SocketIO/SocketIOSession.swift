@@ -72,9 +72,10 @@ public struct SocketIOSession: Sendable {
     /// End the current transport: the session is over for this reason. When the reason is a
     /// timeout the link is dead: end it at once, whatever is queued.
     case endTransport(SocketIODisconnectReason)
-    /// Write a WebSocket ping on the current transport, after the frames sent before it; its
-    /// pong (``receivePong(now:)``) confirms them.
-    case probe
+    /// Write a WebSocket ping carrying this number (4 bytes, big-endian) on the current
+    /// transport, after the frames sent before it; the pong echoing the number
+    /// (``receivePong(_:now:)``) confirms them.
+    case probe(UInt32)
     /// An emit was not sent: it is larger than the server's `maxPayload`, which would close
     /// the connection.
     case refuseEmit(SocketIOError)
@@ -108,6 +109,9 @@ public struct SocketIOSession: Sendable {
     var probed = 0
     /// When the pong of the ping in flight is due.
     var probeDeadline: Duration?
+    /// The number of the newest ping: only the pong echoing it confirms (an older ping's pong
+    /// can arrive after the link died under a newer one).
+    var probeID: UInt32 = 0
 
     /// The earliest deadline that ends this transport.
     var effectiveDeadline: Duration {
@@ -345,15 +349,21 @@ public struct SocketIOSession: Sendable {
 
   private mutating func startProbe(now: Duration) -> [Action] {
     guard let current = transport, !current.unconfirmed.isEmpty else { return [] }
+    let id = current.probeID &+ 1
+    transport?.probeID = id
     transport?.probed = current.unconfirmed.count
     transport?.probeDeadline = now + settings.livenessTimeout
-    return [.probe]
+    return [.probe(id)]
   }
 
-  /// The server answered a WebSocket ping at `now`: the emits written before it reached the
-  /// server. A ping follows any written since.
-  public mutating func receivePong(now: Duration) -> [Action] {
-    guard let current = transport, current.outcome == nil, current.probeDeadline != nil else {
+  /// The server answered a WebSocket ping at `now`, echoing probe number `id` (nil: not a
+  /// number of ours). The pong of the newest ping confirms the emits written before it and a
+  /// ping follows any written since; any other pong confirms nothing (the ping it answers may
+  /// predate emits written into a link that died since).
+  public mutating func receivePong(_ id: UInt32?, now: Duration) -> [Action] {
+    guard let current = transport, current.outcome == nil, current.probeDeadline != nil,
+      id == current.probeID
+    else {
       return []
     }
     transport?.unconfirmed.removeFirst(min(current.probed, current.unconfirmed.count))
@@ -370,6 +380,11 @@ public struct SocketIOSession: Sendable {
     transport?.unconfirmed.removeFirst(index + 1)
     transport?.probed = max(0, current.probed - (index + 1))
     if transport?.unconfirmed.isEmpty == true { transport?.probeDeadline = nil }
+  }
+
+  /// The number of the ping whose pong is awaited, if one is.
+  public var probeInFlight: UInt32? {
+    transport?.probeDeadline == nil ? nil : transport?.probeID
   }
 
   /// Emits written on this transport and not yet confirmed by a pong or an acknowledgement.

@@ -56,7 +56,7 @@ struct SocketIOSessionLivenessTests {
       base.describe(s.receive(base.serverConnect("b"), now: .seconds(19))) == [
         #"status connected(sid: "b")"#, #"send 42["message","hello"]"#, "probe",
       ])
-    _ = s.receivePong(now: .seconds(19.1))
+    _ = s.receivePong(s.probeInFlight, now: .seconds(19.1))
     #expect(s.unconfirmedEmits == 0)
     // Confirmed: a later end sends nothing again.
     _ = s.tick(now: .seconds(200))
@@ -71,13 +71,35 @@ struct SocketIOSessionLivenessTests {
     #expect(base.describe(s.emit(message("1"), now: .seconds(1))).last == "probe")
     #expect(base.describe(s.emit(message("2"), now: .seconds(2))) == [#"send 42["message","2"]"#])
     #expect(s.unconfirmedEmits == 2)
-    #expect(base.describe(s.receivePong(now: .seconds(3))) == ["probe"])
+    #expect(base.describe(s.receivePong(s.probeInFlight, now: .seconds(3))) == ["probe"])
     #expect(s.unconfirmedEmits == 1)
     #expect(s.nextDeadline == .seconds(8))
-    #expect(base.describe(s.receivePong(now: .seconds(4))) == [])
+    #expect(base.describe(s.receivePong(s.probeInFlight, now: .seconds(4))) == [])
     #expect(s.unconfirmedEmits == 0)
     // No emit in flight: only the heartbeat's deadline remains (0 + 25 + 60 s).
     #expect(s.nextDeadline == .seconds(85))
+  }
+
+  @Test(
+    "the late pong of a ping an acknowledgement made needless does not confirm an emit written after the link died"
+  )
+  func latePongConfirmsNothingNewer() {
+    var s = session()
+    connect(&s, at: .zero)
+    // Acknowledged at once: confirmed, though the ping that followed it is still on its way.
+    let asked = s.emitWithAck("q", [], timeout: .seconds(30), now: .seconds(1))
+    let first = s.probeInFlight
+    _ = s.receive(SocketIOPacket.ack(asked.id, []), now: .seconds(1.01))
+    // The link dies; a message goes into it with a ping of its own.
+    _ = s.emit(message("hello"), now: .seconds(2))
+    #expect(s.probeInFlight != nil && s.probeInFlight != first)
+    // The first ping's pong was already in flight: it answers that ping, not this one.
+    _ = s.receivePong(first, now: .seconds(2.01))
+    // Nor does a pong that echoes no number of ours.
+    _ = s.receivePong(nil, now: .seconds(2.02))
+    #expect(s.unconfirmedEmits == 1)
+    #expect(base.describe(s.tick(now: .seconds(7))) == ["end pingTimeout"])
+    #expect(base.describe(s.transportEnded().actions) == ["resend 1"])
   }
 
   @Test("an acknowledgement confirms its emit and every one written before it")

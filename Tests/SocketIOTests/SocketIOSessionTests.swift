@@ -129,9 +129,9 @@ struct SocketIOSessionTests {
     #expect(s.receive(SocketIOPacket.ack(first.id, ["again"])).isEmpty)  // answered once
     #expect(s.receive(SocketIOPacket.ack(99)).isEmpty)  // never asked
     // The server's pongs confirm the emits (a WebSocket ping follows each first one).
-    #expect(describe(s.receivePong(now: .seconds(2.5))) == ["probe"])
+    #expect(describe(s.receivePong(s.probeInFlight, now: .seconds(2.5))) == ["probe"])
     #expect(describe(s.tick(now: .seconds(7))) == ["fail \(second.id) ackTimeout"])
-    #expect(describe(s.receivePong(now: .seconds(7.2))) == [])
+    #expect(describe(s.receivePong(s.probeInFlight, now: .seconds(7.2))) == [])
     let ended = s.transportEnded()
     #expect(describe(ended.actions) == ["fail \(third.id) notConnected"])
     #expect(ended.reason == .transportClose && ended.wasConnected)
