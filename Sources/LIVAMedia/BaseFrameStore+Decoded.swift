@@ -160,6 +160,13 @@ extension BaseFrameStore {
         self.drainPrefetch(owner: owner)
         onIdle?()
       }
+    } else if scheduler.runsOnSubmittingThread {
+      // The owner's worker runs on another thread and takes this window next: an inline
+      // request still returns with its window in memory (a tick drawing right after it must
+      // not find its frame missing).
+      prefetchStopped.lock()
+      while !isPrefetchIdle(owner: owner) { prefetchStopped.wait() }
+      prefetchStopped.unlock()
     }
   }
 
@@ -183,7 +190,12 @@ extension BaseFrameStore {
         // Every window, and every window asked for and not taken yet, stays.
         return (window, work.windows.values.flatMap { $0 } + work.pending.values.flatMap { $0 })
       }
-      guard let (window, keep) = next else { return }
+      guard let (window, keep) = next else {
+        prefetchStopped.lock()
+        prefetchStopped.broadcast()
+        prefetchStopped.unlock()
+        return
+      }
       // What no window holds any more goes first: memory holds the windows and no more.
       purgeMemory(keeping: keep)
       // Bytes of this window in memory so far, and the size of one frame once known: what

@@ -148,6 +148,9 @@ public final class BaseFrameStore: Sendable {
   let state = Locked(State())
   /// The prefetchers' windows (see ``BaseFramePrefetcher``).
   let prefetching = Locked(PrefetchWindows())
+  /// Signalled each time a prefetch worker stops: an inline request handed to a worker running
+  /// on another thread waits on it for its window.
+  let prefetchStopped = NSCondition()
 
   /// Opens (creating if needed) the cache at `root`: indexes complete animations, deletes
   /// incomplete downloads and leftover temporary files.

@@ -29,6 +29,16 @@ extension EncodedOverlay {
 public protocol DecodeScheduler: Sendable {
   /// Runs `work` (one worker: it decodes queued images until the queue is empty) somewhere.
   func schedule(_ work: @escaping @Sendable () -> Void)
+
+  /// Whether `schedule` runs its work before returning, on the submitting thread. A request
+  /// to such a scheduler returns with its work done, even when that work was handed to a
+  /// worker already running on another thread. False unless a scheduler says otherwise.
+  var runsOnSubmittingThread: Bool { get }
+}
+
+extension DecodeScheduler {
+  /// False: work runs elsewhere, later.
+  public var runsOnSubmittingThread: Bool { false }
 }
 
 /// Workers on a concurrent dispatch queue, off the submitting thread: the default.
@@ -51,6 +61,9 @@ public struct InlineDecodeScheduler: DecodeScheduler {
 
   /// Runs `work` now.
   public func schedule(_ work: @escaping @Sendable () -> Void) { work() }
+
+  /// True: `schedule` returns with the work done.
+  public var runsOnSubmittingThread: Bool { true }
 }
 
 /// What the ``IngestPipeline`` reports, as it happens.

@@ -489,4 +489,65 @@ struct BaseFrameStoreTests {
     #expect((4..<6).allSatisfy { store.decodedFrame($0, of: .idleForward) != nil })
     #expect(store.isPrefetchIdle)
   }
+
+  /// A codec that passes a gate before each decode: a test holds a decode inside it.
+  final class GatedCodec: ImageCodec {
+    let gate: Gate
+    let codec: any ImageCodec
+    init(_ codec: any ImageCodec, gate: Gate) {
+      self.codec = codec
+      self.gate = gate
+    }
+    func decode(_ data: Data, limits: DecodeLimits) throws(LIVAMediaError) -> RGBAImage {
+      gate.pass()
+      return try codec.decode(data, limits: limits)
+    }
+    func encode(_ image: RGBAImage, as format: ImageFormat, quality: Float?)
+      throws(LIVAMediaError) -> Data
+    {
+      try codec.encode(image, as: format, quality: quality)
+    }
+  }
+
+  @Test(
+    "an inline request returns with its window decoded even while another thread drains the same prefetcher"
+  )
+  func inlineRequestWaitsForTheDrainUnderWay() throws {
+    let root = try TestSupport.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: root) }
+    let gate = Gate(open: true)
+    let store = try BaseFrameStore(
+      root: root, codec: GatedCodec(codec, gate: gate), memoryByteLimit: 32 * 20 * 4 * 8)
+    try download(store, .idleForward, frames(8))
+    gate.close()
+    let prefetcher = BaseFramePrefetcher(store: store, scheduler: InlineDecodeScheduler())
+    let firstWindow = (0..<2).map { BaseFrameRef(animation: .idleForward, index: $0) }
+    let secondWindow = (4..<6).map { BaseFrameRef(animation: .idleForward, index: $0) }
+    // Another thread's request is inside its drain, held in the codec.
+    let first = EventLog<Bool>()
+    Thread {
+      prefetcher.request(firstWindow)
+      first.append(true)
+    }.start()
+    #expect(gate.waitEntered(1))
+    // The next request, from this side: what it sees when it returns.
+    let second = EventLog<Bool>()
+    Thread {
+      prefetcher.request(secondWindow)
+      second.append(
+        store.decodedFrame(4, of: .idleForward) != nil
+          && store.decodedFrame(5, of: .idleForward) != nil)
+    }.start()
+    // Opened once the second window is asked for (or the request already returned).
+    let deadline = Date(timeIntervalSinceNow: 10)
+    while store.prefetching.withLock({ $0.pending.isEmpty }), second.all.isEmpty,
+      Date() < deadline
+    {
+      Thread.sleep(forTimeInterval: 0.001)
+    }
+    gate.open()
+    #expect(second.wait { !$0.isEmpty })
+    #expect(second.all == [true], "returned before its window was in memory")
+    #expect(first.wait { !$0.isEmpty })
+  }
 }

@@ -55,6 +55,13 @@ final class Gate: Sendable {
     condition.unlock()
   }
 
+  /// Holds every decode from now on (until ``allow(_:)`` or ``open()``).
+  func close() {
+    condition.lock()
+    state.withLock { $0.open = false }
+    condition.unlock()
+  }
+
   /// Lets every decode through from now on.
   func open() {
     condition.lock()
