@@ -22,29 +22,20 @@
       var stderr: String
     }
 
-    func render(_ png: [UInt8], times: String = "0,1") throws -> Outcome {
-      try requireTool(pngineBinary != nil, "the pngine executable")
+    func render(_ png: [UInt8], times: String = "0,1") async throws -> Outcome {
       let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
         "pngine-hostile-\(UUID().uuidString)")
       try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
       defer { try? FileManager.default.removeItem(at: folder) }
       let file = folder.appendingPathComponent("hostile.png")
       try Data(png).write(to: file)
-      let process = Process()
-      process.executableURL = pngineBinary!
-      process.arguments = [
+      let run = try await runPngine([
         "render", file.path, "--times", times, "--size", "64x64", "-o",
         folder.appendingPathComponent("out").path, "--keep-going", "--no-video",
-      ]
-      let errors = Pipe()
-      process.standardOutput = FileHandle.nullDevice
-      process.standardError = errors
-      try process.run()
-      let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-      process.waitUntilExit()
+      ])
       return Outcome(
-        signalled: process.terminationReason == .uncaughtSignal,
-        status: process.terminationStatus, stderr: text)
+        signalled: run.signalled, status: run.status,
+        stderr: String(decoding: run.stderr, as: UTF8.self))
     }
 
     /// Expects a clean, failing exit whose error names `code`.
@@ -57,51 +48,51 @@
     // Route 1: values from the payload reaching wgpu-native unchecked.
 
     @Test("a buffer usage with bits outside GPUBufferUsage")
-    func bufferUsage() throws {
+    func bufferUsage() async throws {
       var png = HostilePNG()
       png.initStream.createBuffer(id: 0, size: 64, usage: 0xFFFF)
-      expectTyped(try render(png.bytes()), .commandValidation, "usage 0xFFFF")
+      expectTyped(try await render(png.bytes()), .commandValidation, "usage 0xFFFF")
     }
 
     @Test("a texture usage with bits outside GPUTextureUsage")
-    func textureUsage() throws {
+    func textureUsage() async throws {
       var png = HostilePNG()
       let blob = png.initStream.blob([1, 3, 1, 0, 16, 0, 0, 0, 2, 0, 16, 0, 0, 0, 8, 7, 0xFF])
       png.initStream.op(0x02, le16(1) + blob)
-      expectTyped(try render(png.bytes()), .invalidDescriptor, "texture usage 0xFF")
+      expectTyped(try await render(png.bytes()), .invalidDescriptor, "texture usage 0xFF")
     }
 
     @Test("a bind-group layout whose visibility is not a GPUShaderStage set")
-    func visibility() throws {
+    func visibility() async throws {
       var png = HostilePNG()
       png.initStream.bindGroupLayout(
         id: 1, json: #"{"entries":[{"binding":0,"visibility":255,"buffer":{}}]}"#)
-      expectTyped(try render(png.bytes()), .invalidDescriptor, "visibility 255")
+      expectTyped(try await render(png.bytes()), .invalidDescriptor, "visibility 255")
     }
 
     @Test("a bind-group layout entry naming no resource type")
-    func noResourceType() throws {
+    func noResourceType() async throws {
       var png = HostilePNG()
       png.initStream.bindGroupLayout(id: 1, json: #"{"entries":[{"binding":0,"visibility":2}]}"#)
-      expectTyped(try render(png.bytes()), .invalidDescriptor, "an entry of no type")
+      expectTyped(try await render(png.bytes()), .invalidDescriptor, "an entry of no type")
     }
 
     @Test("WGSL that is not UTF-8, and WGSL with a multi-byte character where an error is reported")
-    func shaderText() throws {
+    func shaderText() async throws {
       for code in [
         Array("@compute @workgroup_size(1) fn main() { let x = 1".utf8) + [0xC3, 0x28, 0xFF],
         Array("@compute @workgroup_size(1) fn main() { let é = ; }".utf8),
       ] {
         var png = HostilePNG()
         png.initStream.shader(id: 0, code: code)
-        expectTyped(try render(png.bytes()), .shaderCompile, "WGSL \(code.suffix(6))")
+        expectTyped(try await render(png.bytes()), .shaderCompile, "WGSL \(code.suffix(6))")
       }
     }
 
     // Route 2: an id the checker defined although the GPU never made it.
 
     @Test("a layout that failed in one frame, used by a bind group in the next")
-    func layoutThatFailed() throws {
+    func layoutThatFailed() async throws {
       var png = HostilePNG()
       // Frame at t = 0: a layout with a storage-texture format no one knows (refused while the
       // descriptor is built, before wgpu-native makes anything).
@@ -111,32 +102,32 @@
       // Frame at t = 1: a bind group of that layout (a null layout aborts wgpu-native).
       let entries = png.frameB.blob([3, 1, 2, 3, 0])  // group 0 of no entries
       png.frameB.op(0x07, le16(2) + le16(0x8001) + entries)
-      let outcome = try render(png.bytes())
+      let outcome = try await render(png.bytes())
       expectTyped(outcome, .resourceNotFound, "the bind group of a layout that was never made")
     }
 
     // Route 4: host memory copied per frame.
 
     @Test("65,534 writes each pointing at the executor's whole memory (200 GB to copy)")
-    func hostBytes() throws {
+    func hostBytes() async throws {
       var png = HostilePNG()
       png.pages = 96  // 6 MiB: the streams, 3 MiB of blob, and the payload's copy
       png.initStream.createBuffer(id: 0, size: 64, usage: 0x48)
       for _ in 0..<65_534 {
         png.frameB.op(0x20, le16(0) + le32(0) + le32(0) + le32(48 * 65_536))
       }
-      expectTyped(try render(png.bytes()), .budgetExceeded, "200 GB of blobs")
+      expectTyped(try await render(png.bytes()), .budgetExceeded, "200 GB of blobs")
     }
 
     // Route 5: executor memory grown in one call.
 
     @Test("an executor that grows its memory to 4 GiB in one call: the grow fails inside it")
-    func memoryGrowth() throws {
+    func memoryGrowth() async throws {
       var png = HostilePNG()
       // The frame traps unless memory.grow answered -1 (refused, nothing allocated).
       png.frameBody =
         "(if (i32.ne (memory.grow (i32.const 65000)) (i32.const -1)) (then unreachable))"
-      let outcome = try render(png.bytes())
+      let outcome = try await render(png.bytes())
       #expect(!outcome.signalled, "killed by signal \(outcome.status)")
       #expect(outcome.status == 0, "\(outcome.stderr)")
     }
@@ -144,10 +135,10 @@
     // Route 7: GPU memory past the animation's budget.
 
     @Test("three buffers of 256 MiB: past the 512 MiB budget")
-    func gpuBytes() throws {
+    func gpuBytes() async throws {
       var png = HostilePNG()
       for id: UInt16 in 0..<3 { png.initStream.createBuffer(id: id, size: 256 << 20, usage: 0x48) }
-      expectTyped(try render(png.bytes()), .budgetExceeded, "768 MiB of buffers")
+      expectTyped(try await render(png.bytes()), .budgetExceeded, "768 MiB of buffers")
     }
   }
 
@@ -163,23 +154,15 @@
       41, 45, 57, 58, 64, 67, 70, 75, 101, 123, 138, 145, 182, 183, 216, 244, 259, 264, 279, 292,
     ]
 
-    @Test func seedSevensAbortsAreTypedErrorsNow() throws {
+    @Test func seedSevensAbortsAreTypedErrorsNow() async throws {
       try requireTool(pngineBinary != nil, "the pngine executable")
       for index in Self.aborted {
-        let process = Process()
-        process.executableURL = pngineBinary!
-        process.arguments = [
+        let run = try await runPngine([
           "fuzz-gpu", Fixtures.root.path, "--seed", "7", "--start",
           "\(index)", "--count", "1", "--frames", "4",
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let text = String(
-          decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "input \(index): \(text)")
+        ])
+        let text = String(decoding: run.stdout, as: UTF8.self)
+        #expect(run.status == 0, "input \(index): \(text)")
         #expect(text.contains("0 aborts"), "input \(index): \(text)")
       }
     }

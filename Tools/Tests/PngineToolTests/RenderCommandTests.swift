@@ -9,24 +9,18 @@
   @Suite(
     .enabled(if: pngineBinary != nil || requireAllTools, "the pngine executable is not built"))
   struct RenderCommandTests {
-    @Test func renderWritesOnePictureATimeAndTheyMatchTheRenderer() throws {
+    @Test func renderWritesOnePictureATimeAndTheyMatchTheRenderer() async throws {
       let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
         "pngine-render-\(UUID().uuidString)")
       defer { try? FileManager.default.removeItem(at: folder) }
-      let process = Process()
-      try requireTool(pngineBinary != nil, "the pngine executable")
-      process.executableURL = pngineBinary!
-      process.arguments = [
+      let run = try await runPngine([
         "render",
         Fixtures.root.appendingPathComponent("pngs/examples_vite-gallery_shaders_triangle.png")
           .path, "--times", "0,0.5", "--size",
         "64x48", "-o", folder.path,
       ]
-      process.standardOutput = FileHandle.nullDevice
-      process.standardError = FileHandle.nullDevice
-      try process.run()
-      process.waitUntilExit()
-      #expect(process.terminationStatus == 0)
+      )
+      #expect(run.status == 0)
       let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
       #expect(names == ["frame_00000.png", "frame_00001.png"])
       let image = try RGBAImage(

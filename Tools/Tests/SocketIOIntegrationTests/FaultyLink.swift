@@ -24,6 +24,9 @@ final class FaultyLink: Sendable {
 
   private let connections: NIOLockedValueBox<[Connection]>
   private let listener: any Channel
+  /// One element per connection accepted, for a test to wait on (the accept runs on an event
+  /// loop that a busy neighbour can hold up: counting at once could miss the latest).
+  let accepted: Recorder<Int>
   /// The port the client connects to.
   let port: Int
 
@@ -33,6 +36,7 @@ final class FaultyLink: Sendable {
     -> FaultyLink
   {
     let connections = NIOLockedValueBox<[Connection]>([])
+    let accepted = Recorder<Int>()
     let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
       .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
       // Nothing is read from the client until the server side is connected.
@@ -42,7 +46,11 @@ final class FaultyLink: Sendable {
       .childChannelInitializer { inbound in
         let connection = Connection(silent: silentFromStart)
         connection.channels.withLockedValue { $0.append(inbound) }
-        connections.withLockedValue { $0.append(connection) }
+        let count = connections.withLockedValue {
+          $0.append(connection)
+          return $0.count
+        }
+        Task { await accepted.append(count) }
         let forward = Forward(silent: connection.silent)
         return inbound.pipeline.addHandler(forward).flatMap {
           ClientBootstrap(group: inbound.eventLoop)
@@ -62,12 +70,17 @@ final class FaultyLink: Sendable {
       }
       .bind(host: "127.0.0.1", port: 0).get()
     return FaultyLink(
-      connections: connections, listener: listener, port: listener.localAddress?.port ?? 0)
+      connections: connections, listener: listener, accepted: accepted,
+      port: listener.localAddress?.port ?? 0)
   }
 
-  private init(connections: NIOLockedValueBox<[Connection]>, listener: any Channel, port: Int) {
+  private init(
+    connections: NIOLockedValueBox<[Connection]>, listener: any Channel,
+    accepted: Recorder<Int>, port: Int
+  ) {
     self.connections = connections
     self.listener = listener
+    self.accepted = accepted
     self.port = port
   }
 
