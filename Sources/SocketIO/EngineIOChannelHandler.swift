@@ -6,8 +6,9 @@ import NIOWebSocket
 enum TransportInbound: Sendable {
   /// An Engine.IO control packet (open, ping, close, …).
   case engine(EngineIOPacket)
-  /// A complete Socket.IO packet (a binary one with all its attachments).
-  case socket(SocketIOPacket)
+  /// A complete Socket.IO packet (a binary one with all its attachments) and its bytes on
+  /// the wire (its messages' payloads).
+  case socket(SocketIOPacket, bytes: Int)
   /// The server answered a WebSocket ping: the probe number its payload echoes (nil when the
   /// payload is not four bytes, so not one of the client's pings).
   case pong(UInt32?)
@@ -32,6 +33,8 @@ final class EngineIOChannelHandler: ChannelDuplexHandler, RemovableChannelHandle
   private var decoder: SocketIOPacketDecoder
   /// A close frame went out (ours, or our answer to the server's): none is sent again.
   private var closing = false
+  /// Bytes of the messages of the packet being assembled (a binary one's attachments).
+  private var packetBytes = 0
 
   init(limits: SocketIOLimits, logger: Logger) {
     self.limits = limits
@@ -76,11 +79,14 @@ final class EngineIOChannelHandler: ChannelDuplexHandler, RemovableChannelHandle
         return
       }
       guard let (isText, payload) = message else { return }
+      packetBytes += payload.readableBytes
       do {
         if let packet = try decode(isText: isText, payload) {
+          if case .engine = packet { packetBytes = 0 }
           context.fireChannelRead(wrapInboundOut(packet))
         }
       } catch {
+        packetBytes = 0
         // A bad packet is dropped; the decoder is ready for the next one.
         logger.warning("Dropped a malformed Socket.IO packet: \(error)")
       }
@@ -109,6 +115,12 @@ final class EngineIOChannelHandler: ChannelDuplexHandler, RemovableChannelHandle
       fin: true, opcode: .connectionClose, maskKey: .random(), data: data)
   }
 
+  /// A whole Socket.IO packet, with the bytes of its messages (counted afresh for the next).
+  private func socket(_ packet: SocketIOPacket) -> TransportInbound {
+    defer { packetBytes = 0 }
+    return .socket(packet, bytes: packetBytes)
+  }
+
   /// The packet a whole message makes, or nil while a binary packet waits for attachments.
   private func decode(isText: Bool, _ payload: ByteBuffer) throws -> TransportInbound? {
     if isText, payload.readableBytesView.first == UInt8(ascii: "4") {
@@ -119,14 +131,14 @@ final class EngineIOChannelHandler: ChannelDuplexHandler, RemovableChannelHandle
           utf8: UnsafeBufferPointer(
             rebasing: raw.assumingMemoryBound(to: UInt8.self).dropFirst()))
       }
-      return packet.map { .socket($0) }
+      return packet.map { socket($0) }
     }
     let frame: WebSocketFrame =
       isText ? .text(String(buffer: payload)) : .binary(Array(payload.readableBytesView))
     let packet = try EngineIOPacket(frame: frame, limits: limits)
     switch packet {
     case .message, .binaryMessage:
-      return try decoder.decode(packet).map { .socket($0) }
+      return try decoder.decode(packet).map { socket($0) }
     default:
       return .engine(packet)
     }

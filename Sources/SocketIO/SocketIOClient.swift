@@ -26,12 +26,13 @@ import NIOWebSocket
 public actor SocketIOClient {
   /// The configuration.
   public nonisolated let configuration: SocketIOClientConfiguration
-  /// The events the server emits, across reconnections. Iterate it from one task.
-  public nonisolated let events: AsyncStream<SocketIOEvent>
+  /// The events the server emits, across reconnections, bounded in bytes
+  /// (``SocketIOClientConfiguration/maximumQueuedEventBytes``). Iterate it from one task.
+  public nonisolated let events: SocketIOEvents
   /// Every status change. Iterate it from one task.
   public nonisolated let statusUpdates: AsyncStream<SocketIOStatus>
 
-  private let eventsContinuation: AsyncStream<SocketIOEvent>.Continuation
+  private nonisolated let eventQueue: SocketIOEventQueue
   private let statusContinuation: AsyncStream<SocketIOStatus>.Continuation
   private let logger: Logger
   /// The current status.
@@ -74,13 +75,14 @@ public actor SocketIOClient {
     self.configuration = configuration
     self.logger = logger
     session = SocketIOSession(settings: .init(configuration))
-    (events, eventsContinuation) = AsyncStream.makeStream()
+    eventQueue = SocketIOEventQueue(budget: configuration.maximumQueuedEventBytes)
+    events = SocketIOEvents(queue: eventQueue)
     (statusUpdates, statusContinuation) = AsyncStream.makeStream()
   }
 
   deinit {
     runTask?.cancel()
-    eventsContinuation.finish()
+    eventQueue.finish()
     statusContinuation.finish()
   }
 
@@ -181,6 +183,10 @@ public actor SocketIOClient {
         writer?.yield(.frames(frames))
       case .probe(let id):
         writer?.yield(.ping(id))
+      case .dropEarly(let name):
+        logger.warning(
+          "an event before the namespace CONNECT dropped: past the early limits",
+          metadata: ["event": "\(name)", "dropped": "\(session.earlyDropped)"])
       case .refuseEmit(let error):
         logger.warning("emit refused", metadata: ["error": "\(error)"])
       case .resend(let count):
@@ -193,10 +199,10 @@ public actor SocketIOClient {
           let transport = delivery.transport
           responder = { arguments in await self.acknowledge(id, arguments, transport: transport) }
         }
-        eventsContinuation.yield(
+        eventQueue.put(
           SocketIOEvent(
             name: delivery.name, arguments: delivery.arguments, namespace: delivery.namespace,
-            sid: delivery.sid, responder: responder))
+            sid: delivery.sid, responder: responder), bytes: delivery.byteCount)
       case .status(let newStatus):
         setStatus(newStatus)
       case .completeAck(let id, let arguments):
@@ -317,7 +323,14 @@ public actor SocketIOClient {
         for try await item in inbound where open {
           switch item {
           case .engine(let packet): open = await self.receive(packet)
-          case .socket(let packet): open = await self.receive(packet)
+          case .socket(let packet, let bytes):
+            open = await self.receive(packet, bytes: bytes)
+            if open, !self.eventQueue.hasRoom {
+              // The application is behind: read nothing more until it takes some events.
+              await self.readingPaused(true)
+              await self.eventQueue.waitForRoom()
+              await self.readingPaused(false)
+            }
           case .pong(let id): open = await self.receivePong(id)
           }
         }
@@ -408,9 +421,17 @@ public actor SocketIOClient {
     for waiter in done { waiter.continuation.resume(returning: waiter.count <= answered) }
   }
 
-  /// One Socket.IO packet; false when the transport should end.
-  private func receive(_ packet: SocketIOPacket) -> Bool {
-    perform(session.receive(packet, now: now))
+  /// The transport's reading stopped (the events queue is full) or goes on.
+  private func readingPaused(_ paused: Bool) {
+    session.readingPaused(paused, now: now)
+  }
+
+  /// Bytes of the events received and not taken by the application yet.
+  public nonisolated var queuedEventBytes: Int { eventQueue.bytes }
+
+  /// One Socket.IO packet of `bytes` wire bytes; false when the transport should end.
+  private func receive(_ packet: SocketIOPacket, bytes: Int) -> Bool {
+    perform(session.receive(packet, bytes: bytes, now: now))
     if packet.kind == .ack { resumeConfirmWaiters() }
     return session.isOpen
   }

@@ -33,6 +33,12 @@ public struct SocketIOClientConfiguration: Sendable {
   /// unconfirmed emits again, once. The default, 5 s, finds a silently dead link long before
   /// a production heartbeat (25 s + 60 s) would.
   public var livenessTimeout: Duration
+  /// Bytes of received events (as they came on the wire) the application may leave untaken in
+  /// ``SocketIOClient/events`` before the client stops reading the socket (32 MiB): a consumer
+  /// that falls behind a fast server holds at most this much plus one packet, and the server's
+  /// writes wait in TCP's flow control instead. While the client waits for room it does not
+  /// judge the link: neither the liveness probe nor the heartbeat ends the connection then.
+  public var maximumQueuedEventBytes = 32 << 20
   /// Waits between reconnection attempts. Replace it in tests to control time.
   public var sleep: @Sendable (Duration) async throws -> Void
   /// A uniform random number in `0..<1` for the reconnection jitter. Replace it in tests.

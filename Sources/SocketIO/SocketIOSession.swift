@@ -30,6 +30,10 @@ public struct SocketIOSession: Sendable {
     /// How long after an emit the server's pong to the WebSocket ping that follows it may
     /// take before the link is declared dead.
     public var livenessTimeout: Duration
+    /// Bytes of events kept before the namespace CONNECT (their packets' wire bytes); later
+    /// events are dropped. The reader cannot pause then (the CONNECT is behind them), so this
+    /// bounds what a server that never connects the namespace makes the client hold.
+    public var maximumEarlyEventBytes: Int
 
     /// Settings from a client's configuration.
     public init(_ configuration: SocketIOClientConfiguration) {
@@ -38,6 +42,7 @@ public struct SocketIOSession: Sendable {
       connectTimeout = configuration.connectTimeout
       maximumBufferedEmits = configuration.maximumBufferedEmits
       livenessTimeout = configuration.livenessTimeout
+      maximumEarlyEventBytes = configuration.maximumQueuedEventBytes
     }
   }
 
@@ -55,6 +60,8 @@ public struct SocketIOSession: Sendable {
     public var ackID: Int?
     /// The transport it came on.
     public var transport: Int
+    /// Bytes of the packet it came in, as on the wire (0 when not known).
+    public var byteCount = 0
   }
 
   /// What the owner must do, in order.
@@ -82,6 +89,9 @@ public struct SocketIOSession: Sendable {
     /// Emits written into a transport that died before they were confirmed are sent again on
     /// the next connection: how many.
     case resend(Int)
+    /// An event that came before the namespace CONNECT was dropped (past the early limits):
+    /// its name.
+    case dropEarly(String)
   }
 
   /// The longest heartbeat interval and timeout taken from a server, 5 minutes each: a
@@ -99,6 +109,7 @@ public struct SocketIOSession: Sendable {
     var namespaceConnected = false
     var sid: String?
     var early: [Delivery] = []
+    var earlyBytes = 0
     var deadline: Duration
     /// When the namespace CONNECT must have come: the connect timeout after opening.
     var connectDeadline: Duration
@@ -109,6 +120,8 @@ public struct SocketIOSession: Sendable {
     var probed = 0
     /// When the pong of the ping in flight is due.
     var probeDeadline: Duration?
+    /// Since when the owner has not read the transport (its application is behind).
+    var pausedSince: Duration?
     /// The number of the newest ping: only the pong echoing it confirms (an older ping's pong
     /// can arrive after the link died under a newer one).
     var probeID: UInt32 = 0
@@ -245,7 +258,9 @@ public struct SocketIOSession: Sendable {
   ///
   /// With `now`, the emits flushed on a CONNECT are followed by a WebSocket ping, as
   /// ``emit(_:now:)`` does.
-  public mutating func receive(_ packet: SocketIOPacket, now: Duration? = nil) -> [Action] {
+  public mutating func receive(_ packet: SocketIOPacket, bytes: Int = 0, now: Duration? = nil)
+    -> [Action]
+  {
     guard let current = transport, current.outcome == nil else { return [] }
     guard packet.namespace == settings.namespace else { return [] }
     switch packet.kind {
@@ -254,6 +269,7 @@ public struct SocketIOSession: Sendable {
       transport?.namespaceConnected = true
       transport?.sid = sid
       transport?.early = []
+      transport?.earlyBytes = 0
       // Events that came before the CONNECT are the new connection's: delivered after it.
       let early = current.early.map { event -> Action in
         var event = event
@@ -279,9 +295,16 @@ public struct SocketIOSession: Sendable {
       guard let name = packet.eventName else { return [] }
       let event = Delivery(
         name: name, arguments: packet.arguments, namespace: packet.namespace, sid: current.sid,
-        ackID: packet.ackID, transport: current.id)
+        ackID: packet.ackID, transport: current.id, byteCount: bytes)
       if current.namespaceConnected { return [.deliver(event)] }
-      if current.early.count < settings.maximumBufferedEmits { transport?.early.append(event) }
+      guard current.early.count < settings.maximumBufferedEmits,
+        current.earlyBytes + bytes <= settings.maximumEarlyEventBytes
+      else {
+        earlyDropped += 1
+        return [.dropEarly(name)]
+      }
+      transport?.early.append(event)
+      transport?.earlyBytes += bytes
       return []
     case .ack:
       guard let id = packet.ackID, ackDeadlines.removeValue(forKey: id) != nil else { return [] }
@@ -387,6 +410,10 @@ public struct SocketIOSession: Sendable {
     transport?.probeDeadline == nil ? nil : transport?.probeID
   }
 
+  /// Events dropped because they came before the namespace CONNECT past the early limits
+  /// (``Settings/maximumBufferedEmits`` events, ``Settings/maximumEarlyEventBytes`` bytes).
+  public private(set) var earlyDropped = 0
+
   /// Emits written on this transport and not yet confirmed by a pong or an acknowledgement.
   public var unconfirmedEmits: Int { transport?.unconfirmed.count ?? 0 }
 
@@ -411,10 +438,31 @@ public struct SocketIOSession: Sendable {
       actions.append(
         .failAck(id, SocketIOError(.ackTimeout, "no acknowledgement for \"\(awaited.name)\"")))
     }
-    if let current = transport, current.outcome == nil, now >= current.effectiveDeadline {
+    if let current = transport, current.outcome == nil, current.pausedSince == nil,
+      now >= current.effectiveDeadline
+    {
       actions += end(.pingTimeout)
     }
     return actions
+  }
+
+  /// The owner stopped reading the transport at `now` (`paused`: its application has not
+  /// taken the events received, and their bytes reached the budget), or reads again. While
+  /// paused no deadline ends the transport: what is unread says nothing of the link. On
+  /// reading again, the ping in flight and the heartbeat are due as much later as the pause
+  /// lasted (the time left to them when reading stopped, counted from `now`).
+  public mutating func readingPaused(_ paused: Bool, now: Duration) {
+    guard let current = transport else { return }
+    if paused {
+      if current.pausedSince == nil { transport?.pausedSince = now }
+      return
+    }
+    guard let since = current.pausedSince else { return }
+    let paused = max(.zero, now - since)
+    transport?.pausedSince = nil
+    transport?.probeDeadline = current.probeDeadline.map { $0 + paused }
+    transport?.deadline = current.deadline + paused
+    transport?.connectDeadline = current.connectDeadline + paused
   }
 
   private mutating func extendDeadline(_ now: Duration) {

@@ -33,6 +33,7 @@ struct SocketIOSessionTests {
       case .probe: return "probe"
       case .refuseEmit(let error): return "refuse \(error.code)"
       case .resend(let count): return "resend \(count)"
+      case .dropEarly(let name): return "drop \(name)"
       }
     }
   }
@@ -88,9 +89,11 @@ struct SocketIOSessionTests {
     var s = session(buffer: 2)
     _ = s.transportOpened(now: .zero)
     _ = s.receive(handshake, now: .zero)
-    for name in ["e1", "e2", "e3"] {
+    for name in ["e1", "e2"] {
       #expect(s.receive(SocketIOPacket.event(name, [1])).isEmpty)
     }
+    // Past the limit: dropped, and said.
+    #expect(describe(s.receive(SocketIOPacket.event("e3", [1]))) == ["drop e3"])
     #expect(
       describe(s.receive(serverConnect("x"))) == [
         "status connected(sid: \"x\")", "deliver e1 sid=x ack=-", "deliver e2 sid=x ack=-",

@@ -46,7 +46,7 @@ struct EngineIOChannelHandlerTests {
     #expect(try packets(channel).count == 1)  // the ping; the event waits for its attachment
     try channel.writeInbound(frame([1, 2, 3]))
     let out = try packets(channel)
-    guard out.count == 1, case .socket(let packet) = out[0] else {
+    guard out.count == 1, case .socket(let packet, _) = out[0] else {
       Issue.record("expected one Socket.IO packet, got \(out)")
       return
     }
@@ -60,7 +60,7 @@ struct EngineIOChannelHandlerTests {
     try channel.writeInbound(frame(#"42["a","#, fin: false))
     try channel.writeInbound(frame(#""b"]"#, opcode: .continuation))
     let out = try packets(channel)
-    guard out.count == 1, case .socket(let packet) = out[0] else {
+    guard out.count == 1, case .socket(let packet, _) = out[0] else {
       Issue.record("expected one packet, got \(out)")
       return
     }
@@ -75,7 +75,7 @@ struct EngineIOChannelHandlerTests {
     try channel.writeInbound(frame(#"42["b"]"#))
     let out = try packets(channel)
     #expect(out.count == 1)
-    if case .socket(let packet)? = out.first { #expect(packet.eventName == "b") }
+    if case .socket(let packet, _)? = out.first { #expect(packet.eventName == "b") }
     #expect(channel.isActive)
   }
 
