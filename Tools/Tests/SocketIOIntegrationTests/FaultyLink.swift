@@ -27,6 +27,7 @@ final class FaultyLink: Sendable {
   /// One element per connection accepted, for a test to wait on (the accept runs on an event
   /// loop that a busy neighbour can hold up: counting at once could miss the latest).
   let accepted: Recorder<Int>
+  private let stopped: NIOLockedValueBox<Bool>
   /// The port the client connects to.
   let port: Int
 
@@ -37,6 +38,7 @@ final class FaultyLink: Sendable {
   {
     let connections = NIOLockedValueBox<[Connection]>([])
     let accepted = Recorder<Int>()
+    let stopped = NIOLockedValueBox(false)
     let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
       .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
       // Nothing is read from the client until the server side is connected.
@@ -61,6 +63,12 @@ final class FaultyLink: Sendable {
             .flatMap { upstream in
               forward.partner = upstream
               connection.channels.withLockedValue { $0.append(upstream) }
+              // Connected after stop() closed what it knew: closed here (a server waiting for
+              // its connections to end would wait for ever).
+              if stopped.withLockedValue({ $0 }) {
+                upstream.close(promise: nil)
+                inbound.close(promise: nil)
+              }
               let silent = connection.silent.withLockedValue { $0 }
               return silent
                 ? upstream.setOption(.autoRead, value: false)
@@ -70,14 +78,15 @@ final class FaultyLink: Sendable {
       }
       .bind(host: "127.0.0.1", port: 0).get()
     return FaultyLink(
-      connections: connections, listener: listener, accepted: accepted,
+      connections: connections, listener: listener, accepted: accepted, stopped: stopped,
       port: listener.localAddress?.port ?? 0)
   }
 
   private init(
     connections: NIOLockedValueBox<[Connection]>, listener: any Channel,
-    accepted: Recorder<Int>, port: Int
+    accepted: Recorder<Int>, stopped: NIOLockedValueBox<Bool>, port: Int
   ) {
+    self.stopped = stopped
     self.connections = connections
     self.listener = listener
     self.accepted = accepted
@@ -97,6 +106,7 @@ final class FaultyLink: Sendable {
 
   /// Closes the listener and every connection through the link.
   func stop() async {
+    stopped.withLockedValue { $0 = true }
     try? await listener.close()
     for connection in connections.withLockedValue({ $0 }) {
       for channel in connection.channels.withLockedValue({ $0 }) {
