@@ -77,6 +77,8 @@ public final class LIVAPlayer: Sendable {
   /// Held while an audio action is carried out: a start checks, inside it, that its chunk was
   /// not interrupted since the tick that decided it, so it can never land after the stop.
   private let audioGate = Locked(())
+  /// Held while a window is worked out and asked for (``updateWindow()``).
+  private let windowGate = Locked(())
   private let audio: any AudioOutput
   private let surface: any RenderSurface
   let logger: Logger
@@ -230,10 +232,11 @@ public final class LIVAPlayer: Sendable {
     state.withLock { $0.core.window(budget: configuration.baseFrameBudget) }
   }
 
-  /// Asks the base-frame store for the current window (on its worker).
+  /// Asks the base-frame store for the current window (on its worker). Worked out and asked
+  /// for under one gate: a window worked out earlier on another thread (the socket's, after an
+  /// event) can never replace a newer one (the display link's) that was asked for first.
   private func updateWindow() {
-    let window = windowFrames
-    prefetcher.request(window)
+    windowGate.withLock { _ in prefetcher.request(windowFrames) }
   }
 
   /// Handles one decoded LIVA event (speech, images, requests). Base-animation download

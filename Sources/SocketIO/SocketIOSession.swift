@@ -232,6 +232,7 @@ public struct SocketIOSession: Sendable {
   /// One Engine.IO control packet at `now`.
   public mutating func receive(_ packet: EngineIOPacket, now: Duration) -> [Action] {
     guard transport != nil, transport?.outcome == nil else { return [] }
+    sawTraffic(now)
     switch packet {
     case .open(let handshake):
       transport?.handshake = handshake
@@ -262,6 +263,7 @@ public struct SocketIOSession: Sendable {
     -> [Action]
   {
     guard let current = transport, current.outcome == nil else { return [] }
+    sawTraffic(now)
     guard packet.namespace == settings.namespace else { return [] }
     switch packet.kind {
     case .connect:
@@ -368,6 +370,15 @@ public struct SocketIOSession: Sendable {
       actions += startProbe(now: now)
     }
     return actions
+  }
+
+  /// A packet was read at `now`: the link carries data, so the ping in flight has its whole
+  /// timeout from here (its pong may be queued behind megabytes of the server's events). This
+  /// confirms no emit: only the pong or an acknowledgement does. A dead link reads nothing and
+  /// is still found a timeout after its last packet.
+  private mutating func sawTraffic(_ now: Duration?) {
+    guard let now, let deadline = transport?.probeDeadline else { return }
+    transport?.probeDeadline = max(deadline, now + settings.livenessTimeout)
   }
 
   private mutating func startProbe(now: Duration) -> [Action] {

@@ -107,4 +107,23 @@ struct SocketIOEventQueueTests {
       SocketIOSessionTests().describe(s.receive(SocketIOPacket.event("late"), bytes: 5_000))
         == ["deliver late sid=a ack=-"])
   }
+
+  @Test(
+    "a pong behind a backlog of the server's data: every packet read proves the link alive and moves the probe's deadline"
+  )
+  func trafficKeepsTheProbeAlive() {
+    let liveness = SocketIOSessionLivenessTests()
+    var s = liveness.session()
+    liveness.connect(&s, at: .zero)
+    _ = s.emit(liveness.message("hello"), now: .seconds(1))
+    // The server's events keep coming (megabytes queued ahead of the pong).
+    for second in 2...20 {
+      _ = s.receive(SocketIOPacket.event("chunk"), bytes: 1 << 20, now: .seconds(Double(second)))
+      #expect(SocketIOSessionTests().describe(s.tick(now: .seconds(Double(second)))) == [])
+    }
+    #expect(s.unconfirmedEmits == 1)  // traffic is not a confirmation
+    // Then nothing: dead a liveness timeout after the last packet.
+    #expect(SocketIOSessionTests().describe(s.tick(now: .milliseconds(24_999))) == [])
+    #expect(SocketIOSessionTests().describe(s.tick(now: .seconds(25))) == ["end pingTimeout"])
+  }
 }
