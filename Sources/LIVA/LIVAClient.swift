@@ -288,9 +288,13 @@ public final class LIVAClient: Sendable {
     apply(.connectRequested)
     // The tasks hold the client only while they handle an element: a client the app drops
     // is released, and its deinit stops the socket.
-    let events = Task { [weak self, stream = socket.events] in
+    let events = Task { [weak self, stream = socket.events, weak socket] in
       for await event in stream {
-        guard let self else { return }
+        guard let self, let socket else { return }
+        // A socket replaced by a fresh connect() (or dropped by disconnect()) speaks no more:
+        // its late manifest would ask the new socket for downloads that the new connection's
+        // status then forgets (never downloaded, so never ready).
+        guard protectedState.withLock({ $0.socket === socket }) else { continue }
         await handle(event)
         changes.signal()
         // A backend that asked for an acknowledgement (to pace or to retry) gets one once the
