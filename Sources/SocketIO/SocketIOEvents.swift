@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+import NIOCore
 
 /// The events a ``SocketIOClient`` received and the application has not taken yet, bounded in
 /// bytes: once they hold ``SocketIOClientConfiguration/maximumQueuedEventBytes``, the client
@@ -27,8 +28,7 @@ public struct SocketIOEvents: AsyncSequence, Sendable {
 /// in whole) and then waits for room before it reads the next packet; the application takes.
 final class SocketIOEventQueue: Sendable {
   private struct State {
-    var items: [(event: SocketIOEvent, bytes: Int)] = []
-    var head = 0
+    var items = CircularBuffer<(event: SocketIOEvent, bytes: Int)>()
     var bytes = 0
     var finished = false
     var taker: CheckedContinuation<SocketIOEvent?, Never>?
@@ -36,14 +36,8 @@ final class SocketIOEventQueue: Sendable {
     var nextWaiter = 0
 
     mutating func pop() -> SocketIOEvent? {
-      guard head < items.count else { return nil }
-      let (event, size) = items[head]
-      head += 1
+      guard let (event, size) = items.popFirst() else { return nil }
       bytes -= size
-      if head > 64, head * 2 > items.count {
-        items.removeFirst(head)
-        head = 0
-      }
       return event
     }
   }
@@ -126,7 +120,7 @@ final class SocketIOEventQueue: Sendable {
   func finish() {
     let (taker, waiters) = state.withLockedValue { state in
       state.finished = true
-      let taker = state.head < state.items.count ? nil : state.taker
+      let taker = state.items.isEmpty ? state.taker : nil
       if taker != nil { state.taker = nil }
       let waiters = Array(state.roomWaiters.values)
       state.roomWaiters = [:]
