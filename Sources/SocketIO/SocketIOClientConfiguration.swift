@@ -26,8 +26,14 @@ public struct SocketIOClientConfiguration: Sendable {
   public var ackTimeout: Duration
   /// How long to wait for the server's answer to a WebSocket close.
   public var closeTimeout: Duration
-  /// The most emits kept while not connected; older ones are dropped beyond it.
+  /// The most emits kept while not connected; a later emit is refused with `outboundFull`
+  /// (nothing accepted is dropped).
   public var maximumBufferedEmits: Int
+  /// Bytes of emits the client holds, unsent (not connected, or queued behind a slow link) or
+  /// sent and not yet confirmed by the server (16 MiB); a later emit is refused with
+  /// `outboundFull`, so a link slower than the application's sends, or a dead one, costs at
+  /// most this much memory.
+  public var maximumOutboundBytes = 16 << 20
   /// How long the server may take to answer the WebSocket ping that follows an emit. Without
   /// an answer the link is declared dead (`pingTimeout`), the client reconnects and sends the
   /// unconfirmed emits again, once. The default, 5 s, finds a silently dead link long before

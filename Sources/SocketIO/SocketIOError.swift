@@ -39,6 +39,10 @@ public struct SocketIOError: Error, Hashable, Sendable, CustomStringConvertible 
     public static let ackTimeout = Code("ackTimeout")
     /// The operation needs a connection and there is none (or it closed while waiting).
     public static let notConnected = Code("notConnected")
+    /// An emit refused because the client holds too much unsent or unconfirmed already (see
+    /// ``SocketIOClientConfiguration/maximumOutboundBytes``): the link is slower than the
+    /// sends, or dead.
+    public static let outboundFull = Code("outboundFull")
     /// Reconnection gave up after the configured number of consecutive failures.
     public static let reconnectFailed = Code("reconnectFailed")
 

@@ -24,9 +24,14 @@ public struct SocketIOSession: Sendable {
     public var auth: JSONValue?
     /// How long a transport may take to hand over its Engine.IO handshake.
     public var connectTimeout: Duration
-    /// How many emits wait for a connection, and how many events may come before the
-    /// namespace CONNECT (older ones are dropped first; later events are dropped).
+    /// How many emits wait for a connection (later ones are refused), and how many events
+    /// may come before the namespace CONNECT (later events are dropped).
     public var maximumBufferedEmits: Int
+    /// Bytes of emits the session holds: waiting for a connection, or written and not yet
+    /// confirmed (the writer's queue is part of these). An emit past it is refused
+    /// (``SocketIOError/Code/outboundFull``): a link slower than the application's sends, or a
+    /// dead one, holds at most this much.
+    public var maximumOutboundBytes: Int
     /// How long after an emit the server's pong to the WebSocket ping that follows it may
     /// take before the link is declared dead.
     public var livenessTimeout: Duration
@@ -43,6 +48,7 @@ public struct SocketIOSession: Sendable {
       maximumBufferedEmits = configuration.maximumBufferedEmits
       livenessTimeout = configuration.livenessTimeout
       maximumEarlyEventBytes = configuration.maximumQueuedEventBytes
+      maximumOutboundBytes = configuration.maximumOutboundBytes
     }
   }
 
@@ -202,10 +208,9 @@ public struct SocketIOSession: Sendable {
     if let unconfirmed = ended?.unconfirmed, !unconfirmed.isEmpty,
       ended?.outcome == .pingTimeout
     {
+      // Within the byte bound: they were counted as unconfirmed (the count may pass
+      // maximumBufferedEmits; none accepted is dropped).
       buffered = unconfirmed.map(\.frames) + buffered
-      if buffered.count > settings.maximumBufferedEmits {
-        buffered.removeFirst(buffered.count - settings.maximumBufferedEmits)
-      }
       emitsResent += unconfirmed.count
       actions.append(.resend(unconfirmed.count))
     }
@@ -318,7 +323,9 @@ public struct SocketIOSession: Sendable {
   // MARK: Sending
 
   /// Emits `frames` (an event packet): sent now when connected, else kept for the next
-  /// connection (the oldest dropped past the limit).
+  /// connection. Refused (``Action/refuseEmit(_:)``, nothing kept) when larger than the
+  /// server's `maxPayload`, past ``Settings/maximumBufferedEmits`` waiting, or past
+  /// ``Settings/maximumOutboundBytes`` held: an emit accepted is never dropped later.
   ///
   /// With `now`, a WebSocket ping follows the emit (unless one is in flight) and its pong is
   /// due within ``Settings/livenessTimeout``; without it (tests of ordering only), none.
@@ -328,12 +335,38 @@ public struct SocketIOSession: Sendable {
 
   private mutating func emit(_ frames: [WebSocketFrame], ackID: Int?, now: Duration?) -> [Action] {
     if let refusal = oversize(frames) { return [.refuseEmit(refusal)] }
+    let bytes = frames.reduce(0) { $0 + $1.byteCount }
+    if outboundBytes + bytes > settings.maximumOutboundBytes {
+      return [
+        .refuseEmit(
+          SocketIOError(
+            .outboundFull,
+            "an emit of \(bytes) bytes would hold \(outboundBytes + bytes) bytes unsent or "
+              + "unconfirmed, past the limit of \(settings.maximumOutboundBytes)"))
+      ]
+    }
     if let transport, transport.namespaceConnected, transport.outcome == nil {
       return write(frames, ackID: ackID, now: now)
     }
-    if buffered.count >= settings.maximumBufferedEmits { buffered.removeFirst() }
+    guard buffered.count < settings.maximumBufferedEmits else {
+      return [
+        .refuseEmit(
+          SocketIOError(
+            .outboundFull,
+            "\(buffered.count) emits already wait for a connection (the limit)"))
+      ]
+    }
     buffered.append(frames)
     return []
+  }
+
+  /// Bytes of emits held: waiting for a connection, and written but not confirmed.
+  public var outboundBytes: Int {
+    let waiting = buffered.reduce(0) { $0 + $1.reduce(0) { $0 + $1.byteCount } }
+    let unconfirmed = (transport?.unconfirmed ?? []).reduce(0) {
+      $0 + $1.frames.reduce(0) { $0 + $1.byteCount }
+    }
+    return waiting + unconfirmed
   }
 
   /// Emits event `name` asking for an acknowledgement within `timeout` of `now`: its id and

@@ -103,20 +103,49 @@ struct SocketIOSessionTests {
     #expect(s.receive(SocketIOPacket.event("other", namespace: "/admin")).isEmpty)
   }
 
-  @Test func emitsWhileNotConnectedWaitForTheNextConnectionOldestDroppedPastTheLimit() {
+  @Test func emitsWhileNotConnectedWaitForTheNextConnectionLaterOnesRefusedPastTheLimit() {
     var s = session(buffer: 2)
-    for name in ["m1", "m2", "m3"] {
+    for name in ["m1", "m2"] {
       #expect(s.emit(SocketIOPacket.event(name).frames).isEmpty)
     }
+    // Past the limit the new emit is refused, and none accepted is dropped (it was the oldest
+    // that went, silently).
+    #expect(describe(s.emit(SocketIOPacket.event("m3").frames)) == ["refuse outboundFull"])
     #expect(s.bufferedEmits == 2)
     _ = s.transportOpened(now: .zero)
     _ = s.receive(handshake, now: .zero)
     #expect(
       describe(s.receive(serverConnect("y"))) == [
-        "status connected(sid: \"y\")", #"send 42["m2"]"#, #"send 42["m3"]"#,
+        "status connected(sid: \"y\")", #"send 42["m1"]"#, #"send 42["m2"]"#,
       ])
     #expect(describe(s.emit(SocketIOPacket.event("m4").frames)) == [#"send 42["m4"]"#])
     #expect(s.bufferedEmits == 0)
+  }
+
+  /// The worst outbound case: emits faster than a link takes them (or into a dead one). The
+  /// session holds at most ``SocketIOSession/Settings/maximumOutboundBytes``, buffered and
+  /// unconfirmed together; a confirmation makes room again.
+  @Test func emitsPastTheOutboundByteBoundAreRefusedUntilConfirmed() {
+    var configuration = SocketIOClientConfiguration(url: "http://backend")
+    configuration.maximumOutboundBytes = 100_000
+    var s = SocketIOSession(settings: .init(configuration))
+    let big = SocketIOPacket.event("voice", [.binary(Array(repeating: 7, count: 30_000))]).frames
+    // Not connected: three wait (about 90 KB), the fourth would pass the bound.
+    for _ in 0..<3 { #expect(s.emit(big, now: .zero).isEmpty) }
+    #expect(describe(s.emit(big, now: .zero)) == ["refuse outboundFull"])
+    #expect(s.outboundBytes > 90_000 && s.outboundBytes <= 100_000)
+    connected(&s)
+    // Written on connecting, unconfirmed: still held, still full.
+    #expect(describe(s.emit(big, now: .seconds(1))) == ["refuse outboundFull"])
+    // A small one fits.
+    #expect(describe(s.emit(SocketIOPacket.event("hi").frames, now: .seconds(1))).first
+      == #"send 42["hi"]"#)
+    // The pong to the newest ping confirms everything written before it: room again.
+    let probe = s.probeInFlight
+    #expect(probe != nil)
+    _ = s.receivePong(probe, now: .seconds(2))
+    #expect(s.outboundBytes == 0)
+    #expect(describe(s.emit(big, now: .seconds(2))).first?.hasPrefix("send 451-") == true)
   }
 
   @Test func acknowledgementsAreAnsweredTimedOutOrFailedWithTheTransport() {
