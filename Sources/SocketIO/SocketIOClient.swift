@@ -231,27 +231,26 @@ public actor SocketIOClient {
   // MARK: Connection loop
 
   private func runLoop() async {
-    var failures = 0
-    let policy = configuration.reconnection
+    var schedule = ReconnectSchedule(policy: configuration.reconnection)
     while !stopRequested && !Task.isCancelled {
       setStatus(.connecting)
       let (reason, wasConnected) = await runConnection()
       setStatus(.disconnected(reason))
-      guard !stopRequested, reason.reconnects, policy.isEnabled, !Task.isCancelled else { break }
-      failures = wasConnected ? 1 : failures + 1
-      if failures >= policy.failureLimit && failures % policy.failureLimit == 0 {
-        setStatus(
-          .failed(
-            SocketIOError(.reconnectFailed, "\(failures) consecutive connection failures")))
-        if !policy.continuesAfterFailureLimit { break }
+      let step = schedule.connectionEnded(
+        reason: reason, wasConnected: wasConnected,
+        stopRequested: stopRequested || Task.isCancelled, random: configuration.random())
+      switch step {
+      case .stop(let failed):
+        if let failed { setStatus(.failed(failed)) }
+      case .retry(let attempt, let delay, let failed):
+        if let failed { setStatus(.failed(failed)) }
+        setStatus(.reconnecting(attempt: attempt, delay: delay))
+        do {
+          try await configuration.sleep(delay)
+          continue
+        } catch {}
       }
-      let delay = policy.delay(forAttempt: failures, random: configuration.random())
-      setStatus(.reconnecting(attempt: failures, delay: delay))
-      do {
-        try await configuration.sleep(delay)
-      } catch {
-        break
-      }
+      break
     }
     if stopRequested, status != .disconnected(.clientDisconnect) {
       setStatus(.disconnected(.clientDisconnect))  // stopped while waiting to reconnect
