@@ -26,33 +26,17 @@ import SocketIO
 /// | `forceIdleNow()` | ``interrupt()`` |
 public final class LIVAClient: Sendable {
   struct State {
-    /// Decides ``LIVAClient/state``.
-    var machine = ClientStateMachine()
+    /// Every decision (connection, downloads, watchdogs, answers); this shell carries out
+    /// its actions.
+    var core: ClientCore
+    /// The socket of ``ClientCore/connection``.
     var socket: SocketIOClient?
+    /// The current socket's two readers (its events, its statuses).
     var tasks: [Task<Void, Never>] = []
-    var manifest: [AnimationName: BaseAnimationInfo] = [:]
-    var downloading: Set<AnimationName> = []
-    /// Downloads that failed and will be asked for again (waiting for their retry).
-    var retrying: Set<AnimationName> = []
-    /// The waits on the backend (the manifest, each download), each with an end.
-    var watchdogs = ClientWatchdogs()
+    /// The state last told to the ``LIVAClient/states`` streams.
+    var published: LIVAState = .idle
     var continuations: [UUID: AsyncStream<LIVAState>.Continuation] = [:]
     var eventContinuations: [UUID: AsyncStream<LIVAEvent>.Continuation] = [:]
-    var connected = false
-    /// The socket id of the newest namespace connection: an event that arrived on another one
-    /// belongs to a connection that is gone.
-    var sid: String?
-    /// Texts sent and not yet matched to a message, oldest first, each for a bounded time.
-    var answers: PendingAnswers
-    /// The last display tick's time (the player's clock), for the answers' watchdog.
-    var lastTick: Double?
-    /// The text each message answers (messages without one are absent); at most
-    /// ``PendingAnswers/limit``, the oldest message's going first.
-    var texts: [MessageID: String] = [:]
-    /// The message speaking, between its `speakingStarted` and `speakingEnded`.
-    var speaking: MessageID?
-    /// Failed downloads and when to ask for them again.
-    var retries: DownloadRetries
     /// The player's feed, signalled after every change of the client too (state, downloads,
     /// events): see ``LIVAClient/changes``.
     let changes: ChangeFeed
@@ -65,6 +49,9 @@ public final class LIVAClient: Sendable {
   let displayLink: any DisplayLink
   let protectedState: Locked<State>
   let logger: Logger
+  /// Emits the core asks for, in order, each with the connection it was decided on: one task
+  /// sends them on that connection's socket (none if it is gone).
+  let outbox: AsyncStream<(connection: Int?, event: ClientEvent)>.Continuation
 
   /// Creates a client and starts drawing at once: with a warm cache the idle animation's first
   /// frame is on screen at the first display tick, before any connection.
@@ -87,11 +74,13 @@ public final class LIVAClient: Sendable {
       throw LIVAClientError(.cache, "cannot open \(configuration.cacheDirectory.path): \(error)")
     }
     let changes = ChangeFeed()
-    let state = Locked(
-      State(
-        answers: PendingAnswers(timeout: configuration.answerTimeout),
-        retries: DownloadRetries(policy: configuration.downloadRetry), changes: changes))
+    var settings = ClientCore.Settings()
+    settings.agentID = configuration.agentID
+    settings.answerTimeout = configuration.answerTimeout
+    settings.retry = configuration.downloadRetry
+    let state = Locked(State(core: ClientCore(settings: settings), changes: changes))
     self.protectedState = state
+    let logger = configuration.logger
     var playerConfiguration = configuration.player
     playerConfiguration.baseFrameBudget = configuration.decodedFrameByteLimit
     player = LIVAPlayer(
@@ -99,44 +88,28 @@ public final class LIVAClient: Sendable {
       logger: configuration.logger, createdAt: created,
       decodeScheduler: configuration.decodeScheduler, changes: changes
     ) { action in
+      let actions: [ClientCore.Action]
       switch action {
       case .chunkQueued(let id) where id.index == 0:
         // A new message: it answers the oldest text sent and not yet answered.
-        state.withLock { state in
-          if state.texts[id.message] == nil, let text = state.answers.answer() {
-            state.texts[id.message] = text
-            if state.texts.count > PendingAnswers.limit, let oldest = state.texts.keys.min() {
-              state.texts[oldest] = nil
-            }
-          }
-        }
+        state.withLock { $0.core.messageQueued(id.message) }
+        return
       case .speakingStarted(let message):
-        state.withLock { $0.speaking = message }
-        Self.apply(.speakingStarted, in: state)
-        Self.emit(.speakingStarted(message, text: state.withLock { $0.texts[message] }), in: state)
+        actions = state.withLock { $0.core.speakingStarted(message) }
       case .speakingEnded(let message, let interrupted):
-        Self.apply(.speakingEnded, in: state)
-        let text = state.withLock { state in
-          if state.speaking == message { state.speaking = nil }
-          return state.texts.removeValue(forKey: message)
-        }
-        Self.emit(.speakingEnded(message, text: text, interrupted: interrupted), in: state)
+        actions = state.withLock { $0.core.speakingEnded(message, interrupted: interrupted) }
       case .evictImages(let message, _):
-        // Interrupted before its first frame: it never started and will not end otherwise.
-        // Its text, if it answered one, is reported as ended so the app is not left waiting.
-        let text = state.withLock { state -> String? in
-          state.speaking == message ? nil : state.texts.removeValue(forKey: message)
-        }
-        if let text {
-          Self.emit(.speakingEnded(message, text: text, interrupted: true), in: state)
-        }
+        actions = state.withLock { $0.core.messageDropped(message) }
       case .startAudio(let chunk, _):
-        Self.emit(.chunkStarted(chunk), in: state)
+        actions = [.event(.chunkStarted(chunk))]
       case .warning(let warning):
-        Self.emit(.warning(warning), in: state)
-      default: break
+        actions = [.event(.warning(warning))]
+      default: return
       }
+      Self.report(actions, in: state, logger: logger)
     }
+    let (outgoing, outbox) = AsyncStream<(connection: Int?, event: ClientEvent)>.makeStream()
+    self.outbox = outbox
     // Warm cache: the idle frames are decoded from disk right away (off this thread).
     try? store.preload(.idleForward, frames: 0..<1)
     let player = player
@@ -144,12 +117,28 @@ public final class LIVAClient: Sendable {
       player.tick(now: now)
       self?.clientTick(now: now)
     }
+    Task { [weak self] in
+      for await (connection, event) in outgoing {
+        guard
+          let socket = self?.protectedState.withLock({ state in
+            connection != nil && state.core.connection == connection ? state.socket : nil
+          })
+        else { continue }
+        do {
+          try await socket.emit(event.name, [event.payload])
+        } catch {
+          self?.logger.warning(
+            "emit failed", metadata: ["event": "\(event.name)", "error": "\(error)"])
+        }
+      }
+    }
   }
 
   /// A client dropped without ``disconnect()`` stops: its display link, its tasks, and its
   /// socket (which would otherwise reconnect and play for ever).
   deinit {
     displayLink.stop()
+    outbox.finish()
     let (socket, tasks) = protectedState.withLock { ($0.socket, $0.tasks) }
     for task in tasks { task.cancel() }
     if let socket { Task { await socket.disconnect() } }
@@ -158,7 +147,7 @@ public final class LIVAClient: Sendable {
   // MARK: - State
 
   /// The current state.
-  public var state: LIVAState { protectedState.withLock { $0.machine.state } }
+  public var state: LIVAState { protectedState.withLock { $0.core.state } }
 
   /// Every state change from now on (the current state first). Each call makes a new stream.
   public var states: AsyncStream<LIVAState> {
@@ -167,7 +156,7 @@ public final class LIVAClient: Sendable {
     let id = UUID()
     let current = protectedState.withLock { state -> LIVAState in
       state.continuations[id] = continuation
-      return state.machine.state
+      return state.published
     }
     continuation.yield(current)
     continuation.onTermination = { [protectedState] _ in
@@ -180,9 +169,7 @@ public final class LIVAClient: Sendable {
   /// to be asked for again (``LIVAConfiguration/downloadRetry``). (While connected and the
   /// manifest has not come yet, the unknown set counts as one.)
   public var pendingDownloads: Int {
-    protectedState.withLock {
-      $0.downloading.union($0.retrying).count + ($0.watchdogs.awaitingManifest ? 1 : 0)
-    }
+    protectedState.withLock { $0.core.pendingDownloads }
   }
 
   /// Accounting of the pipeline.
@@ -208,25 +195,66 @@ public final class LIVAClient: Sendable {
 
   /// A display tick: the waits on the backend that are overdue end (a text waiting for its
   /// answer longer than ``LIVAConfiguration/answerTimeout``, the manifest, a stalled
-  /// download; see ``ClientWatchdogs``).
+  /// download), and failed downloads whose retry is due are asked for again (see
+  /// ``ClientCore/tick(now:)``).
   func clientTick(now: Double) {
-    let (expired, actions) = protectedState.withLock { state in
-      state.lastTick = now
-      let expired = state.answers.expire(now: now)
-      let actions = state.watchdogs.tick(now: now)
-      for case .downloadStalled(let name) in actions { state.downloading.remove(name) }
-      return (expired, actions)
-    }
-    Self.givenUp(expired, why: "no answer in time", in: protectedState, logger: logger)
-    for action in actions { overdue(action) }
+    step { $0.tick(now: now) }
   }
 
-  /// Reports texts that wait for their answer no more (``LIVAEvent/messageUnanswered(text:)``).
-  static func givenUp(_ texts: [String], why: String, in state: Locked<State>, logger: Logger) {
-    for text in texts {
-      logger.warning("[LIVA] a message sent got no answer", metadata: ["why": "\(why)"])
-      emit(.messageUnanswered(text: text), in: state)
+  /// Feeds the core under the lock, then carries out what it decided.
+  func step(_ input: (inout ClientCore) -> [ClientCore.Action]) {
+    let (actions, connection) = protectedState.withLock { state in
+      (input(&state.core), state.core.connection)
     }
+    perform(actions, connection: connection)
+  }
+
+  /// Carries out the core's actions, in order; `connection` is the one they were decided on
+  /// (its socket gets the emits).
+  func perform(_ actions: [ClientCore.Action], connection: Int?) {
+    guard !actions.isEmpty else { return }
+    var reported: [ClientCore.Action] = []
+    for action in actions {
+      switch action {
+      case .emit(let event): outbox.yield((connection, event))
+      case .abandonDownload(let name): player.baseFrames.abandonDownload(name)
+      case .connectionLost: player.connectionLost()
+      case .connectionRestored: player.connectionRestored()
+      case .reject(let error):
+        player.noteRejectedEvent(error)
+        reported.append(action)
+      case .publish, .event, .log: reported.append(action)
+      }
+    }
+    Self.report(reported, in: protectedState, logger: logger)
+  }
+
+  /// Carries out the actions that only tell: the state, the app's events, the log. A state
+  /// change is told as the core's state at the time told, once: streams end on the truth
+  /// whatever order two threads tell in.
+  static func report(_ actions: [ClientCore.Action], in state: Locked<State>, logger: Logger) {
+    for action in actions {
+      switch action {
+      case .publish:
+        let changed = state.withLock {
+          state -> (LIVAState, [AsyncStream<LIVAState>.Continuation])? in
+          let now = state.core.state
+          guard now != state.published else { return nil }
+          state.published = now
+          return (now, Array(state.continuations.values))
+        }
+        guard let (newState, continuations) = changed else { continue }
+        for continuation in continuations { continuation.yield(newState) }
+        emit(.stateChanged(newState), in: state)
+      case .event(let event): emit(event, in: state)
+      case .reject(let error): emit(.rejected(error), in: state)
+      case .log(let level, let message, let metadata):
+        logger.log(
+          level: level, "\(message)", metadata: metadata.mapValues { .string($0) })
+      default: break
+      }
+    }
+    state.withLock { $0.changes }.signal()
   }
 
   static func emit(_ event: LIVAEvent, in state: Locked<State>) {
@@ -236,24 +264,6 @@ public final class LIVAClient: Sendable {
     for continuation in continuations { continuation.yield(event) }
     changes.signal()
   }
-
-  /// Feeds the state machine; a new state goes to every ``states`` stream and ``events``.
-  static func apply(_ input: ClientStateMachine.Input, in state: Locked<State>) {
-    let changed = state.withLock {
-      state -> (LIVAState, [AsyncStream<LIVAState>.Continuation])? in
-      guard let newState = state.machine.apply(input) else { return nil }
-      return (newState, Array(state.continuations.values))
-    }
-    guard let (newState, continuations) = changed else {
-      state.withLock { $0.changes }.signal()
-      return
-    }
-    for continuation in continuations { continuation.yield(newState) }
-    emit(.stateChanged(newState), in: state)
-    if case .error(let error) = newState { emit(.error(error), in: state) }
-  }
-
-  func apply(_ input: ClientStateMachine.Input) { Self.apply(input, in: protectedState) }
 
   // MARK: - Connection
 
@@ -279,52 +289,47 @@ public final class LIVAClient: Sendable {
       for task in tasks { task.cancel() }
     }
     let socket = SocketIOClient(configuration: socketConfiguration, logger: logger)
-    let alreadyConnected = protectedState.withLock { state -> Bool in
-      guard state.socket == nil else { return true }
+    let started = protectedState.withLock { state -> (Int, [ClientCore.Action])? in
+      guard state.socket == nil else { return nil }
       state.socket = socket
-      return false
+      return state.core.connect()
     }
-    guard !alreadyConnected else { return }
-    apply(.connectRequested)
+    guard let (connection, actions) = started else { return }
+    perform(actions, connection: connection)
     // The tasks hold the client only while they handle an element: a client the app drops
-    // is released, and its deinit stops the socket.
-    let events = Task { [weak self, stream = socket.events, weak socket] in
+    // is released, and its deinit stops the socket. Each input carries its connection's
+    // number: the core takes nothing of a socket replaced or dropped.
+    let events = Task { [weak self, stream = socket.events] in
       for await event in stream {
-        guard let self, let socket else { return }
-        // A socket replaced by a fresh connect() (or dropped by disconnect()) speaks no more:
-        // its late manifest would ask the new socket for downloads that the new connection's
-        // status then forgets (never downloaded, so never ready).
-        guard protectedState.withLock({ $0.socket === socket }) else { continue }
-        await handle(event)
+        guard let self else { return }
+        guard protectedState.withLock({ $0.core.connection == connection }) else { continue }
+        await handle(event, connection: connection)
         changes.signal()
         // A backend that asked for an acknowledgement (to pace or to retry) gets one once the
         // event is taken in, whatever it held: as python-socketio's own client answers.
         if event.wantsAck { await event.ack([]) }
       }
     }
-    let statuses = Task { [weak self, stream = socket.statusUpdates, weak socket] in
+    let statuses = Task { [weak self, stream = socket.statusUpdates] in
       for await status in stream {
-        guard let self, let socket else { return }
-        await handle(status, of: socket)
+        guard let self else { return }
+        let idle = isIdleAvailable
+        step { $0.status(status, connection: connection, idleAvailable: idle) }
         changes.signal()
       }
     }
     let current = protectedState.withLock { state -> Bool in
-      guard state.socket === socket else { return false }
-      state.tasks += [events, statuses]
+      guard state.core.connection == connection else { return false }
+      state.tasks = [events, statuses]
       return true
     }
     if current { await socket.connect() }
-    // A disconnect() that came before the socket started found nothing to stop (and may have
-    // reported idle before this connect() reported connecting): stop it now, and say so.
-    let superseded = protectedState.withLock { state -> (gone: Bool, idle: Bool) in
-      (state.socket !== socket, state.socket == nil)
-    }
-    guard superseded.gone else { return }
+    // A disconnect() (or another connect()) that came before the socket started found nothing
+    // to stop: stop it now.
+    guard protectedState.withLock({ $0.core.connection != connection }) else { return }
     await socket.disconnect()
     events.cancel()
     statuses.cancel()
-    if superseded.idle { apply(.disconnectRequested) }
   }
 
   /// The socket's configuration: the server, the connection query, reconnection, auth, TLS.
@@ -342,22 +347,17 @@ public final class LIVAClient: Sendable {
 
   /// Disconnects and stops reconnecting. Playback of what was received goes on.
   public func disconnect() async {
-    let (socket, tasks) = protectedState.withLock { state in
+    // The core lets go of the connection at once: what its socket still delivers is not taken.
+    let (socket, tasks, actions) = protectedState.withLock { state in
       defer {
         state.socket = nil
         state.tasks = []
-        state.connected = false
-        state.watchdogs.disconnected()
-        state.retrying = []
       }
-      return (state.socket, state.tasks)
+      return (state.socket, state.tasks, state.core.disconnect())
     }
     await socket?.disconnect()
     for task in tasks { task.cancel() }
-    Self.givenUp(
-      protectedState.withLock { $0.answers.clear() }, why: "disconnected", in: protectedState,
-      logger: logger)
-    apply(.disconnectRequested)
+    perform(actions, connection: nil)
   }
 
   /// Sends a user message; the backend answers with speech. The animations ready to draw are
@@ -366,10 +366,7 @@ public final class LIVAClient: Sendable {
   /// - Throws: ``LIVAClientError`` `send` when the message cannot be sent.
   public func sendMessage(_ text: String) async throws(LIVAClientError) {
     let ready = player.readyAnimations
-    let pushedOut = protectedState.withLock { $0.answers.sent(text, at: $0.lastTick) }
-    Self.givenUp(
-      pushedOut, why: "more than \(PendingAnswers.limit) waiting", in: protectedState,
-      logger: logger)
+    step { $0.sent(text) }
     do {
       if configuration.sendMessagesOverHTTP {
         try await postMessage(text, readyAnimations: ready)
@@ -377,7 +374,7 @@ public final class LIVAClient: Sendable {
         try await send(.userMessage(text, readyAnimations: ready))
       }
     } catch {
-      protectedState.withLock { $0.answers.withdraw(text) }
+      protectedState.withLock { $0.core.sendFailed(text) }
       throw error
     }
   }

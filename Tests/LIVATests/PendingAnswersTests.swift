@@ -86,8 +86,8 @@ struct ClientAnswerTests {
     let (events, continuation) = AsyncStream<LIVAEvent>.makeStream()
     client.protectedState.withLock { state in
       state.eventContinuations[UUID()] = continuation
-      _ = state.answers.sent("first", at: nil)
-      _ = state.answers.sent("second", at: nil)
+      _ = state.core.sent("first")
+      _ = state.core.sent("second")
     }
     // Its plan, none of its images: it waits to start.
     client.player.handle(planned(try wireFrames(count: 30, tag: "a"), chunk: 0, seconds: 1))
@@ -102,6 +102,6 @@ struct ClientAnswerTests {
     }
     #expect(ended.count == 1)
     #expect(ended.first?.text == "first" && ended.first?.interrupted == true)
-    #expect(client.protectedState.withLock { $0.texts.values.sorted() } == ["second"])
+    #expect(client.protectedState.withLock { $0.core.texts.values.sorted() } == ["second"])
   }
 }

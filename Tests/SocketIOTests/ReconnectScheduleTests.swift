@@ -84,7 +84,8 @@ struct ReconnectScheduleTests {
     var low = ReconnectSchedule(policy: policy)
     var high = ReconnectSchedule(policy: policy)
     #expect(
-      low.connectionEnded(reason: .pingTimeout, wasConnected: false, stopRequested: false, random: 0)
+      low.connectionEnded(
+        reason: .pingTimeout, wasConnected: false, stopRequested: false, random: 0)
         == .retry(attempt: 1, delay: .milliseconds(800), failed: nil))
     #expect(
       high.connectionEnded(

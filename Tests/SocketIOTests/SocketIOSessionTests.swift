@@ -138,8 +138,9 @@ struct SocketIOSessionTests {
     // Written on connecting, unconfirmed: still held, still full.
     #expect(describe(s.emit(big, now: .seconds(1))) == ["refuse outboundFull"])
     // A small one fits.
-    #expect(describe(s.emit(SocketIOPacket.event("hi").frames, now: .seconds(1))).first
-      == #"send 42["hi"]"#)
+    #expect(
+      describe(s.emit(SocketIOPacket.event("hi").frames, now: .seconds(1))).first
+        == #"send 42["hi"]"#)
     // The pong to the newest ping confirms everything written before it: room again.
     let probe = s.probeInFlight
     #expect(probe != nil)

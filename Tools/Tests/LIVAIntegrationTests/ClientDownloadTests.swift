@@ -21,7 +21,7 @@ struct ClientDownloadTests {
   }
 
   static func client(
-    port: Int, cacheRoot: URL, displayLink: VirtualDisplayLink = VirtualDisplayLink(),
+    port: Int, cacheRoot: URL, displayLink: any DisplayLink = VirtualDisplayLink(),
     configure: (inout LIVAConfiguration) -> Void = { _ in }
   ) throws -> LIVAClient {
     var configuration = LIVAConfiguration(
@@ -67,7 +67,9 @@ struct ClientDownloadTests {
   func incompleteIsRetried() async throws {
     // The first download, the idle loop's first half, leaves out its last frame.
     let server = try await Self.backend { $0.faults.incompleteDownloads = 1 }
-    let client = try Self.client(port: server.port, cacheRoot: Self.temporaryRoot())
+    // A retry is due on the display clock: the display ticks in real time here.
+    let client = try Self.client(
+      port: server.port, cacheRoot: Self.temporaryRoot(), displayLink: RealTimeDisplayLink(hz: 30))
     let events = Events(client)
     await client.connect()
     // The last animation asked for is in (within the retry's 1 s wait).
@@ -189,7 +191,9 @@ struct ClientDownloadTests {
       $0.manifestVersion = "2"
       $0.faults.incompleteDownloads = 10_000
     }
-    let client = try Self.client(port: second.port, cacheRoot: root) {
+    let client = try Self.client(
+      port: second.port, cacheRoot: root, displayLink: RealTimeDisplayLink(hz: 30)
+    ) {
       $0.downloadRetry = DownloadRetryPolicy(maximumRetries: 2, initialDelay: .milliseconds(1))
     }
     let events = Events(client)
