@@ -29,8 +29,8 @@ public final class LIVAClient: Sendable {
     /// Every decision (connection, downloads, watchdogs, answers); this shell carries out
     /// its actions.
     var core: ClientCore
-    /// The socket of ``ClientCore/connection``.
-    var socket: SocketIOClient?
+    /// The transport of ``ClientCore/connection``.
+    var socket: (any LIVATransport)?
     /// The current socket's two readers (its events, its statuses).
     var tasks: [Task<Void, Never>] = []
     /// The state last told to the ``LIVAClient/states`` streams.
@@ -288,7 +288,9 @@ public final class LIVAClient: Sendable {
       }
       for task in tasks { task.cancel() }
     }
-    let socket = SocketIOClient(configuration: socketConfiguration, logger: logger)
+    let socket =
+      configuration.makeTransport?(socketConfiguration, logger)
+      ?? SocketIOClient(configuration: socketConfiguration, logger: logger)
     let started = protectedState.withLock { state -> (Int, [ClientCore.Action])? in
       guard state.socket == nil else { return nil }
       state.socket = socket

@@ -75,6 +75,11 @@ public struct LIVAConfiguration: Sendable {
   public var startInstant: ContinuousClock.Instant?
   /// Where the client logs (by default nowhere). The library never bootstraps logging.
   public var logger = Logger(label: "liva", factory: { _ in SwiftLogNoOpLogHandler() })
+  /// Makes the connection of each ``LIVAClient/connect()`` from its Socket.IO configuration
+  /// (server, query, reconnection, auth, TLS). Nil (the default): a ``SocketIOClient``. Give
+  /// another ``LIVATransport`` to relay the protocol some other way, or to play a backend in a
+  /// test.
+  public var makeTransport: (@Sendable (SocketIOClientConfiguration, Logger) -> any LIVATransport)?
 
   /// Creates a configuration.
   public init(serverURL: String, userID: String, agentID: String, cacheRoot: URL) {

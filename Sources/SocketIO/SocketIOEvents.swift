@@ -137,3 +137,31 @@ final class SocketIOEventQueue: Sendable {
     return Array(state.roomWaiters.values)
   }
 }
+
+extension SocketIOEvents {
+  /// Feeds a ``SocketIOEvents`` from outside a ``SocketIOClient``: another transport with the
+  /// same consumer (a relay, or a test double that plays a server).
+  public struct Continuation: Sendable {
+    let queue: SocketIOEventQueue
+
+    /// Adds `event`, counted as `bytes` against the budget. Never waits; dropped once
+    /// finished.
+    public func yield(_ event: SocketIOEvent, bytes: Int = 0) { queue.put(event, bytes: bytes) }
+
+    /// Whether the events held are under the budget (a producer that can wait should, while
+    /// not).
+    public var hasRoom: Bool { queue.hasRoom }
+
+    /// Ends the sequence once the events held are taken.
+    public func finish() { queue.finish() }
+  }
+
+  /// A sequence of events and what feeds it, its consumer's backlog bounded at `budget` bytes
+  /// (see ``Continuation/hasRoom``).
+  public static func makeStream(budget: Int = 32 << 20) -> (
+    events: SocketIOEvents, continuation: Continuation
+  ) {
+    let queue = SocketIOEventQueue(budget: budget)
+    return (SocketIOEvents(queue: queue), Continuation(queue: queue))
+  }
+}

@@ -11,6 +11,7 @@ reference backend: every type is the one docs/Protocol.md gives (ints as JSON in
                     [--stall S] [--stall-before N]
                     [--sections runs|single] [--default-utterance ID]
                     [--cut-how socketio|transport]
+                    [--fault flood|unrequested|damaged-frame]
                     [--host H] [--port N] [--ping-interval S] [--ping-timeout S]
 
     --pack DIR            an avatar pack (Tools/Sources/LIVAServer/AvatarPack.swift): manifest.json,
@@ -58,6 +59,16 @@ reference backend: every type is the one docs/Protocol.md gives (ints as JSON in
                     sent --stall seconds (default 1.5) after the chunks before it would have
                     finished playing had playback begun when the message began streaming, so
                     the client waits about that long (less its way into speech) at the boundary.
+    --fault               a backend bug, on top of the scenario:
+        flood       before each message's speech, garbage the client must shed: 200 speech
+                    events with wrong field types, 200 unknown events of 64 KB each, one
+                    receive_frame_images_batch of 1,000,000 numbers and one of 200,000 empty
+                    objects (printed as a FLOOD line).
+        unrequested after each manifest, an animation nobody asked for is pushed: 100 frames of
+                    pushed_1_s_pushed_1_e (PUSHED line).
+        damaged-frame  the first download of idle_1_s_idle_1_e has frame 3 as a PNG signature
+                    followed by zeros (DAMAGED line); later downloads are whole. Every request
+                    of an animation prints REQUEST <name>.
     --scenario-limit N    apply the scenario to the first N messages only, later ones are normal
                           (default: every message; e.g. `--scenario cut --scenario-limit 1`).
     --chunk-gap S         seconds to sleep between two chunks of a message (default 0).
@@ -417,6 +428,7 @@ class Backend:
         self.room_locks = {}     # room -> asyncio.Lock: one message start at a time
         self.messages = 0
         self.master_chunk = 0
+        self.damaged = False
         self.register()
 
     def encode(self, data):
@@ -449,6 +461,8 @@ class Backend:
         @sio.on("request_base_animations_manifest")
         async def request_manifest(sid, data=None, *rest):
             await sio.emit("base_animations_manifest", self.pack.wire_manifest(), to=sid)
+            if self.args.fault == "unrequested":
+                await self.push_unrequested(sid)
 
         @sio.on("request_specific_base_animation")
         async def request_animation(sid, data=None, *rest):
@@ -456,13 +470,22 @@ class Backend:
             if not isinstance(name, str) or name not in self.pack.animations:
                 warn(f"unknown animation requested: {data!r}")
                 return
+            say(f"REQUEST {name}")
             total = self.pack.animations[name]["frames"]
             await sio.emit("animation_total_frames",
                            {"animation_type": name, "total_frames": total}, to=sid)
+            damage = (self.args.fault == "damaged-frame" and not self.damaged
+                      and name == "idle_1_s_idle_1_e" and total > 3)
+            if damage:
+                self.damaged = True
+                say(f"DAMAGED {name} 3")
             for index in range(total):
                 await asyncio.sleep(0)
+                image = self.pack.base_frame(name, index)
+                if damage and index == 3:
+                    image = b"\x89PNG\r\n\x1a\n" + bytes(len(image))
                 data_url = ("data:image/png;base64,"
-                            + base64.b64encode(self.pack.base_frame(name, index)).decode("ascii"))
+                            + base64.b64encode(image).decode("ascii"))
                 await sio.emit("receive_base_frame", {
                     "animation_type": name, "frame_index": index,
                     "frame_data": {"data": data_url}}, to=sid)
@@ -573,6 +596,8 @@ class Backend:
             utterance = pick_utterance(self.utterances, text, self.default_utterance)
             chunks = plan_message(self.pack, utterance, ready, self.args.sections)
             say(f"MESSAGE {number} {text}")
+            if self.args.fault == "flood":
+                await self.flood(room, number)
             say(f"PLAN {number} {utterance.id} {','.join(str(len(c[2])) for c in chunks)}")
             total_frames = 0
             began = time.monotonic()
@@ -617,6 +642,38 @@ class Backend:
             raise
         except Exception as error:  # a message must never take the server down
             say(f"ERROR message {number}: {type(error).__name__}: {error}")
+
+    async def push_unrequested(self, sid):
+        """--fault unrequested: an animation the client never asked for, 100 frames."""
+        name, source = "pushed_1_s_pushed_1_e", "idle_1_s_idle_1_e"
+        count = self.pack.animations[source]["frames"]
+        await self.sio.emit("animation_total_frames",
+                            {"animation_type": name, "total_frames": 100}, to=sid)
+        for index in range(100):
+            data_url = ("data:image/png;base64," + base64.b64encode(
+                self.pack.base_frame(source, index % count)).decode("ascii"))
+            await self.sio.emit("receive_base_frame", {
+                "animation_type": name, "frame_index": index,
+                "frame_data": {"data": data_url}}, to=sid)
+            await asyncio.sleep(0)
+        await self.sio.emit("animation_frames_complete", {"animation_type": name}, to=sid)
+        say(f"PUSHED {name} 100")
+
+    async def flood(self, room, number):
+        """--fault flood: garbage before a message's speech; the speech after must play."""
+        for index in range(200):
+            await self.sio.emit("receive_audio", {
+                "chunk_index": "zero", "audio_data": 7, "animationFramesChunk": "no",
+                "message_id": index}, to=room)
+        filler = "x" * (64 << 10)
+        for index in range(200):
+            await self.sio.emit(f"unknown_event_{index}", {"text": filler}, to=room)
+            await asyncio.sleep(0)
+        await self.sio.emit("receive_frame_images_batch", {
+            "chunk_index": 0, "frames": list(range(1_000_000))}, to=room)
+        await self.sio.emit("receive_frame_images_batch", {
+            "chunk_index": 0, "frames": [{} for _ in range(200_000)]}, to=room)
+        say(f"FLOOD {number}")
 
     async def drop_transport(self, sid):
         """Closes the socket's WebSocket without an Engine.IO CLOSE or Socket.IO DISCONNECT
@@ -765,6 +822,8 @@ def main():
     parser.add_argument("--sections", choices=("runs", "single"), default="runs")
     parser.add_argument("--default-utterance", default=None)
     parser.add_argument("--cut-how", choices=("socketio", "transport"), default="socketio")
+    parser.add_argument("--fault", default=None,
+                        choices=("flood", "unrequested", "damaged-frame"))
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--ping-interval", type=float, default=25)

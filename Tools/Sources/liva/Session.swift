@@ -102,8 +102,9 @@ func runSession(_ options: SessionOptions) async throws {
   let warm = probe.isAvailable(.idleForward)
   if !warm {
     progress("  cold cache: downloading the avatar once into \(options.cacheRoot.path)")
+    // Its waits (a download's retry, the manifest's) run on the display clock: it ticks.
     let warmUp = try LIVAClient(
-      configuration: configuration(options), displayLink: VirtualDisplayLink(),
+      configuration: configuration(options), displayLink: RealTimeDisplayLink(hz: 10),
       audio: HeadlessAudioOutput(), surface: NullSurface())
     try await connectAndLoad(warmUp)
     await warmUp.disconnect()
