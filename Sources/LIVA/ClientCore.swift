@@ -187,7 +187,8 @@ struct ClientCore {
   }
 
   /// The manifest came on `connection`; `missing` is what the cache lacks of it, in priority
-  /// order. Returns the downloads to ask for (those not in flight already).
+  /// order. Returns the downloads to ask for (those not in flight already), none while not
+  /// connected.
   mutating func manifestReceived(
     _ manifest: [AnimationName: BaseAnimationInfo], missing: [AnimationName], connection: Int,
     idleAvailable: Bool
@@ -197,6 +198,9 @@ struct ClientCore {
       core.manifest = manifest
       core.manifestWait = nil
       _ = core.machine.apply(.idleAvailable(idleAvailable))
+      // Read after the link dropped (events and statuses come on two streams): nothing is
+      // asked for; the next connection asks for the manifest again.
+      guard core.connected else { return [] }
       var actions: [Action] = []
       for name in missing where !core.isDownloading(name) {
         core.downloads[name] = .active(lastEvent: core.lastTick)

@@ -208,4 +208,21 @@ struct ClientCoreTests {
       ])
     #expect(core.messageDropped(message).isEmpty)
   }
+
+  // Found by ClientCoreFaultTests (seed 232766308004, step 37): events and statuses travel on
+  // two streams, so a manifest can be read after the status that says the link dropped. It
+  // asked for downloads then: emits buffered for the next connection, whose frames were then
+  // refused as unrequested (the new connection's status ends what was in flight).
+  @Test("a manifest read after the link dropped asks for nothing; the next connection asks")
+  func manifestAfterDrop() {
+    var core = connected()
+    _ = core.status(.disconnected(.pingTimeout), connection: 1, idleAvailable: false)
+    let late = core.manifestReceived(
+      manifest(idle, talk), missing: [idle, talk], connection: 1, idleAvailable: false)
+    #expect(emits(late).isEmpty)
+    #expect(core.downloads.isEmpty && core.pendingDownloads == 0)
+    #expect(!core.manifest.isEmpty)  // kept: what the player may draw
+    let again = core.status(.connected(sid: "b"), connection: 1, idleAvailable: false)
+    #expect(emits(again) == ["request_base_animations_manifest"])
+  }
 }
