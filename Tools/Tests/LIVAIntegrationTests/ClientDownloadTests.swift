@@ -327,7 +327,7 @@ struct ClientLifeCycleTests {
       weakClient = client
       await client.connect()
       #expect(await until(client.changes) { client.state == .ready })
-      weakSocket = client.protectedState.withLock { $0.socket }
+      weakSocket = client.protectedState.withLock { $0.socket } as? SocketIOClient
       #expect(weakSocket != nil)
     }
     #expect(await Self.eventually { weakClient == nil }, "the client is still alive")
