@@ -32,6 +32,16 @@ struct ClientCore {
     var answerTimeout: Double = 30
     /// When a failed download is asked for again.
     var retry = DownloadRetryPolicy()
+
+    /// The defaults.
+    init() {}
+
+    /// A client's: its agent, answer timeout and retry policy.
+    init(_ configuration: LIVAConfiguration) {
+      agentID = configuration.agentID
+      answerTimeout = configuration.answerTimeout
+      retry = configuration.downloadRetry
+    }
   }
 
   /// What the client does.

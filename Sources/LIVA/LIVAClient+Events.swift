@@ -28,7 +28,7 @@ extension LIVAClient {
 
   /// An event of connection `connection`: decoded, then the core decides what of it is taken
   /// (downloads it asked for) and the player plays the rest.
-  func handle(_ event: SocketIOEvent, connection: Int) async {
+  func handle(_ event: SocketIOEvent, connection: Int) {
     let decoded: ServerEvent?
     var issues: [LIVAProtocolError] = []
     do {

@@ -74,11 +74,8 @@ public final class LIVAClient: Sendable {
       throw LIVAClientError(.cache, "cannot open \(configuration.cacheDirectory.path): \(error)")
     }
     let changes = ChangeFeed()
-    var settings = ClientCore.Settings()
-    settings.agentID = configuration.agentID
-    settings.answerTimeout = configuration.answerTimeout
-    settings.retry = configuration.downloadRetry
-    let state = Locked(State(core: ClientCore(settings: settings), changes: changes))
+    let state = Locked(
+      State(core: ClientCore(settings: ClientCore.Settings(configuration)), changes: changes))
     self.protectedState = state
     let logger = configuration.logger
     var playerConfiguration = configuration.player
@@ -305,7 +302,7 @@ public final class LIVAClient: Sendable {
       for await event in stream {
         guard let self else { return }
         guard protectedState.withLock({ $0.core.connection == connection }) else { continue }
-        await handle(event, connection: connection)
+        handle(event, connection: connection)
         changes.signal()
         // A backend that asked for an acknowledgement (to pace or to retry) gets one once the
         // event is taken in, whatever it held: as python-socketio's own client answers.

@@ -13,6 +13,13 @@ public struct ReconnectSchedule: Sendable, Hashable {
     /// Wait `delay`, then make attempt `attempt`; report `failed` first when this failure
     /// reached (a multiple of) the failure limit.
     case retry(attempt: Int, delay: Duration, failed: SocketIOError?)
+
+    /// The error to report before the step, when the failure limit was reached.
+    public var failed: SocketIOError? {
+      switch self {
+      case .stop(let failed), .retry(_, _, let failed): failed
+      }
+    }
   }
 
   /// The policy followed.

@@ -239,18 +239,10 @@ public actor SocketIOClient {
       let step = schedule.connectionEnded(
         reason: reason, wasConnected: wasConnected,
         stopRequested: stopRequested || Task.isCancelled, random: configuration.random())
-      switch step {
-      case .stop(let failed):
-        if let failed { setStatus(.failed(failed)) }
-      case .retry(let attempt, let delay, let failed):
-        if let failed { setStatus(.failed(failed)) }
-        setStatus(.reconnecting(attempt: attempt, delay: delay))
-        do {
-          try await configuration.sleep(delay)
-          continue
-        } catch {}
-      }
-      break
+      if let failed = step.failed { setStatus(.failed(failed)) }
+      guard case .retry(let attempt, let delay, _) = step else { break }
+      setStatus(.reconnecting(attempt: attempt, delay: delay))
+      do { try await configuration.sleep(delay) } catch { break }
     }
     if stopRequested, status != .disconnected(.clientDisconnect) {
       setStatus(.disconnected(.clientDisconnect))  // stopped while waiting to reconnect

@@ -107,6 +107,21 @@ struct ClientTransportTests {
       }
     }
 
+    /// Connects, answers the manifest the client asks for with the idle loop alone, and begins
+    /// the idle download the client then asks for. Returns the transport.
+    func idleDownloadBegun() async -> FakeTransport {
+      let idle = AnimationName.idleForward
+      await client.connect()
+      let transport = transport
+      transport.report(.connected(sid: "a"))
+      // The manifest answers the client's request (statuses and events come on two streams).
+      #expect(await emitted { $0 == ["request_base_animations_manifest"] })
+      transport.send(.baseAnimationsManifest([idle: BaseAnimationInfo(frameCount: 2)]), sid: "a")
+      #expect(await emitted { $0.last == "request \(idle)" })
+      transport.send(.animationTotalFrames(idle, totalFrames: 2), sid: "a")
+      return transport
+    }
+
     deinit { try? FileManager.default.removeItem(at: root) }
   }
 
@@ -118,13 +133,7 @@ struct ClientTransportTests {
   @Test("a link that dies mid-download: what was staged is dropped; the next connection asks again")
   func deadLinkMidDownload() async throws {
     let rig = try Rig()
-    await rig.client.connect()
-    let transport = rig.transport
-    transport.report(.connected(sid: "a"))
-    #expect(await rig.emitted { $0 == ["request_base_animations_manifest"] })
-    transport.send(.baseAnimationsManifest([idle: BaseAnimationInfo(frameCount: 2)]), sid: "a")
-    #expect(await rig.emitted { $0.last == "request \(AnimationName.idleForward)" })
-    transport.send(.animationTotalFrames(idle, totalFrames: 2), sid: "a")
+    let transport = await rig.idleDownloadBegun()
     transport.send(.receiveBaseFrame(idle, frameIndex: 0, image: try Self.png()), sid: "a")
     #expect(
       await until(rig.client.changes) { rig.client.player.baseFrames.isDownloading(idle) })
@@ -153,14 +162,7 @@ struct ClientTransportTests {
   @Test("a download that stalls fails after 15 s of display time and is asked for again once")
   func stalledDownload() async throws {
     let rig = try Rig()
-    await rig.client.connect()
-    let transport = rig.transport
-    transport.report(.connected(sid: "a"))
-    // The manifest answers the client's request (statuses and events come on two streams).
-    #expect(await rig.emitted { $0 == ["request_base_animations_manifest"] })
-    transport.send(.baseAnimationsManifest([idle: BaseAnimationInfo(frameCount: 2)]), sid: "a")
-    #expect(await rig.emitted { $0.last == "request \(AnimationName.idleForward)" })
-    transport.send(.animationTotalFrames(idle, totalFrames: 2), sid: "a")
+    let transport = await rig.idleDownloadBegun()
     #expect(
       await until(rig.client.changes) { rig.client.player.baseFrames.isDownloading(idle) })
     rig.link.run(from: 0, to: 14.9)

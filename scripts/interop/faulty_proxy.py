@@ -51,11 +51,11 @@ class ClientFrames:
             if frame is None:
                 break
             length, payload = frame
-            if payload.startswith(b'42["user_message"') or payload.startswith(b'42/'):
-                if b'"user_message"' in payload[:64]:
-                    position = max(0, offset - start)
-                    del self.buffer[:offset + length]
-                    return position
+            # A Socket.IO EVENT (`42`, maybe `42/namespace,`) named user_message.
+            if payload.startswith(b"42") and b'"user_message"' in payload[:64]:
+                position = max(0, offset - start)
+                del self.buffer[:offset + length]
+                return position
             offset += length
         del self.buffer[:offset]
         return None
