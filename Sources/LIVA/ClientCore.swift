@@ -28,6 +28,12 @@ struct ClientCore {
     var manifestAsks = 3
     /// Seconds without any event of a download before it fails. Default 15.
     var downloadTimeout: Double = 15
+    /// The link counts as delivering while its bytes moved within this many seconds: a
+    /// download then waits for its next event past ``downloadTimeout`` (a slow link takes
+    /// longer than that for one event of large frames). Default 0.5.
+    var deliveryQuiet: Double = 0.5
+    /// The longest a download waits for its next event while the link delivers. Default 60.
+    var maxDownloadStall: Double = 60
     /// Seconds a text sent waits for its answer.
     var answerTimeout: Double = 30
     /// When a failed download is asked for again.
@@ -63,6 +69,9 @@ struct ClientCore {
     case reject(LIVAProtocolError)
     /// A log line.
     case log(Logger.Level, String, [String: String])
+    /// Bytes of the link arrived since the last tick: the player's speech waits for what is
+    /// still coming (``EngineConfiguration/deliveryQuiet``).
+    case linkDelivered
   }
 
   /// Where a download is.
@@ -101,6 +110,10 @@ struct ClientCore {
   private(set) var speaking: MessageID?
   /// The last display tick's time.
   private(set) var lastTick: Double?
+  /// The transport's byte count at the last tick.
+  private var linkBytes = 0
+  /// The display time of the last tick that saw the link's bytes move.
+  private(set) var lastDelivery: Double?
 
   init(settings: Settings = Settings()) {
     self.settings = settings
@@ -313,10 +326,22 @@ struct ClientCore {
   // MARK: - Time
 
   /// A display tick at `now`: what is overdue ends (answers, the manifest, stalled
-  /// downloads) and retries that are due are asked for.
-  mutating func tick(now: Double) -> [Action] {
+  /// downloads) and retries that are due are asked for. `linkBytes` is the transport's count
+  /// of bytes received (``LIVATransport/bytesReceived``): when it moved, the link is
+  /// delivering.
+  mutating func tick(now: Double, linkBytes: Int? = nil) -> [Action] {
     lastTick = now
-    var actions = givenUp(answers.expire(now: now), why: "no answer in time")
+    var actions: [Action] = []
+    if let linkBytes, linkBytes != self.linkBytes {
+      // A new transport counts from zero: only a rise is a delivery.
+      if linkBytes > self.linkBytes {
+        lastDelivery = now
+        actions.append(.linkDelivered)
+      }
+      self.linkBytes = linkBytes
+    }
+    let delivering = lastDelivery.map { now - $0 < settings.deliveryQuiet } ?? false
+    actions += givenUp(answers.expire(now: now), why: "no answer in time")
     if let (stamp, asks) = manifestWait {
       let since = stamp ?? now
       if now - since < settings.manifestTimeout {
@@ -337,7 +362,9 @@ struct ClientCore {
       switch download {
       case .active(nil):
         downloads[name] = .active(lastEvent: now)
-      case .active(let last?) where now - last >= settings.downloadTimeout:
+      case .active(let last?)
+      where now - last >= settings.downloadTimeout
+        && !(delivering && now - last < settings.maxDownloadStall):
         downloads[name] = nil
         actions.append(.abandonDownload(name))
         actions += downloadFailed(name, "the download stopped: no event of it in time")

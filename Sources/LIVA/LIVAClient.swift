@@ -195,7 +195,10 @@ public final class LIVAClient: Sendable {
   /// download), and failed downloads whose retry is due are asked for again (see
   /// ``ClientCore/tick(now:)``).
   func clientTick(now: Double) {
-    step { $0.tick(now: now) }
+    let (actions, connection) = protectedState.withLock { state in
+      (state.core.tick(now: now, linkBytes: state.socket?.bytesReceived), state.core.connection)
+    }
+    perform(actions, connection: connection)
   }
 
   /// Feeds the core under the lock, then carries out what it decided.
@@ -217,6 +220,7 @@ public final class LIVAClient: Sendable {
       case .abandonDownload(let name): player.baseFrames.abandonDownload(name)
       case .connectionLost: player.connectionLost()
       case .connectionRestored: player.connectionRestored()
+      case .linkDelivered: player.linkDelivered()
       case .reject(let error):
         player.noteRejectedEvent(error)
         reported.append(action)

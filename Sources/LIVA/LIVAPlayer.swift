@@ -291,6 +291,13 @@ public final class LIVAPlayer: Sendable {
     }
   }
 
+  /// Bytes of the backend's link arrived since the last tick (the client calls this when its
+  /// transport's count moves): speech waits for what is still coming rather than playing
+  /// without it (``EngineConfiguration/deliveryQuiet``).
+  public func linkDelivered() {
+    state.withLock { $0.core.linkDelivered() }
+  }
+
   /// Pauses: the picture holds and the chunk's audio pauses with it, at the last tick.
   public func pause() {
     input { $0.pause() }

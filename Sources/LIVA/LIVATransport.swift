@@ -18,6 +18,10 @@ public protocol LIVATransport: AnyObject, Sendable {
   func disconnect() async
   /// Emits an event: sent when connected, else kept for the next connection.
   func emit(_ name: String, _ arguments: [JSONValue]) async throws
+  /// Bytes received from the backend so far, counted as they arrive (not per whole event):
+  /// read on every display tick, a count that moves tells the player a slow link is still
+  /// delivering, so speech waits for it. A transport that cannot tell returns 0.
+  var bytesReceived: Int { get }
 }
 
 extension SocketIOClient: LIVATransport {}

@@ -250,6 +250,9 @@ public struct PlayerCore: Sendable {
     receiver.connectionRestored()
   }
 
+  /// Bytes of the backend's link arrived since the last tick (``LIVAEngine/linkDelivered()``).
+  public mutating func linkDelivered() { engine.linkDelivered() }
+
   /// Interrupts the current message (from the app).
   public mutating func interrupt() -> [Effect] {
     receiver.interrupt()

@@ -29,6 +29,19 @@ public struct EngineConfiguration: Sendable, Equatable {
   /// all, only for ``boundaryGrace``; the rest of the wait moves without a mouth, so a speech
   /// service that stalls 1.5 s is waited for. Default 3 s.
   public var maxBoundaryHold: Double = 3
+  /// A slow link: while bytes of the backend's link have arrived within this long
+  /// (``LIVAEngine/linkDelivered()``), speech waits for what is still coming instead of going
+  /// on without it. A queued chunk whose images have not all come starts only once they have
+  /// (whatever ``startThresholdFrames`` and the start timeouts say), and a chunk boundary waits
+  /// past ``maxBoundaryHold`` for the next chunk's plan and images, so a link slower than the
+  /// speech plays it whole, pausing between chunks as a video buffers. The waits end when the
+  /// link has been quiet this long, or at ``maxDeliveryWait``. An owner that never reports the
+  /// link keeps the fixed waits. Default 0.5 s (a link's gaps between packets are far
+  /// shorter, even at 20 KB/s or over a 300 ms round trip).
+  public var deliveryQuiet: Double = 0.5
+  /// The longest wait for speech a delivering link may make (see ``deliveryQuiet``): then the
+  /// chunk starts with what is ready, or the boundary ends, as without the link. Default 15 s.
+  public var maxDeliveryWait: Double = 15
   /// At a chunk boundary, how long the last frame is held, mouth and all, while the next chunk
   /// is late. Past it the mouth closes and the body keeps moving: the base animation rocks back
   /// and forth next to the frame the chunk ended on (``boundaryBreathFrames``), one base frame

@@ -28,15 +28,34 @@ extension State {
       else { break }
       ready += 1
     }
-    if ready >= needed { return true }
     let since = chunk.waitingSince ?? frameClock.clock
     speech.queue[position].waitingSince = since
     let waited = frameClock.clock - since + State.epsilon
+    // A slow link still bringing the chunk's images: it starts once they are all here, so its
+    // mouths are drawn with their audio rather than skipped behind it.
+    if awaitsLink(chunk, configuration) && waited < configuration.maxDeliveryWait { return false }
+    if ready >= needed { return true }
     // With no mouth at all after the longest wait, the chunk starts anyway: its audio and its
     // time are worth more than mouths that may never come.
     let timeout =
       chunk.startsOnFirstFrame ? configuration.firstFrameStartTimeout : configuration.startTimeout
     return ready > 0 && waited >= timeout || waited >= configuration.maxStartWait
+  }
+
+  /// Whether bytes of the backend's link arrived within ``EngineConfiguration/deliveryQuiet``
+  /// (``LIVAEngine/linkDelivered()``): what is missing is on its way.
+  func linkDelivering(_ configuration: EngineConfiguration) -> Bool {
+    guard let last = speech.lastDelivery else { return false }
+    return frameClock.clock - last < configuration.deliveryQuiet
+  }
+
+  /// Whether `chunk` waits for the link: images of it have not come (nor been given up on) and
+  /// the link is delivering. An image decoding, ready or lost counts as come.
+  func awaitsLink(_ chunk: QueuedChunk, _ configuration: EngineConfiguration) -> Bool {
+    guard !chunk.imagesComplete, linkDelivering(configuration) else { return false }
+    return !chunk.frames.allSatisfy { frame in
+      isReadyOrSkippable(frame) || frame.layers.allSatisfy { speech.inFlightKeys.contains($0.key) }
+    }
   }
 
   /// Starts the head chunk and tries to show its first frame in this slot.
@@ -181,7 +200,16 @@ extension State {
     else { return }
     let since = speech.boundarySince ?? frameClock.clock
     speech.boundarySince = since
-    let holdOver = frameClock.clock - since + State.epsilon >= configuration.maxBoundaryHold
+    let waited = frameClock.clock - since + State.epsilon
+    // The wait goes on past its limit while the link delivers the next chunk (its plan, or its
+    // images), up to the longest wait for a link.
+    let next = speech.queue.first
+    let delivering =
+      next.map { awaitsLink($0, configuration) }
+      ?? (speech.message?.audioEnded == false && linkDelivering(configuration))
+    let holdOver =
+      waited >= configuration.maxDeliveryWait
+      || waited >= configuration.maxBoundaryHold && !delivering
     if let next = speech.queue.first, next.id.message == current.chunk.id.message {
       let contiguous = next.id.index == current.chunk.id.index + 1
       if contiguous && isStartable(0, configuration) || holdOver {
@@ -366,6 +394,7 @@ extension State {
   /// out (their audio is here) with the mouths that are here, then the avatar returns to idle;
   /// no boundary hold waits for a chunk that cannot come.
   mutating func connectionLost() {
+    speech.lastDelivery = nil
     guard speech.message != nil else { return }
     for position in speech.queue.indices { speech.queue[position].imagesComplete = true }
     speech.playing?.chunk.imagesComplete = true

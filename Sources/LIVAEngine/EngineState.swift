@@ -149,6 +149,8 @@ struct State: Sendable {
     var interruptedNewest = false
     /// The chunk indexes the last closed message had, should its owner reopen it.
     var closedSeenIndexes: Set<Int>?
+    /// The frame clock when bytes of the link last arrived (``LIVAEngine/linkDelivered()``).
+    var lastDelivery: Double?
   }
 
   var base: BaseTrack

@@ -116,6 +116,13 @@ public struct LIVAEngine: Sendable {
     state.speech.failedKeys.insert(key)
   }
 
+  /// Bytes of the backend's link arrived since the last tick: the owner calls this on a tick
+  /// when its transport's byte count moved. While it does, speech waits for what is still
+  /// coming (``EngineConfiguration/deliveryQuiet``).
+  public mutating func linkDelivered() {
+    state.speech.lastDelivery = state.frameClock.clock
+  }
+
   /// The connection to the backend is gone: the open message can get no more chunks or images.
   /// What was received plays out (audio and the mouths that are decoded), then the avatar
   /// returns to idle through the graph, without holding for a chunk that cannot come.

@@ -33,6 +33,7 @@ public actor SocketIOClient {
   public nonisolated let statusUpdates: AsyncStream<SocketIOStatus>
 
   private nonisolated let eventQueue: SocketIOEventQueue
+  private nonisolated let inboundMeter = InboundByteMeter()
   private let statusContinuation: AsyncStream<SocketIOStatus>.Continuation
   private let logger: Logger
   /// The current status.
@@ -263,7 +264,7 @@ public actor SocketIOClient {
       let channel = try await WebSocketTransport.connect(
         url: configuration.engineURL, limits: configuration.limits,
         tls: configuration.tlsConfiguration, connectTimeout: configuration.connectTimeout,
-        logger: logger)
+        meter: inboundMeter, logger: logger)
       try await channel.executeThenClose { inbound, outbound in
         try await self.transport(inbound: inbound, outbound: outbound, frames: frames)
       }
@@ -419,6 +420,11 @@ public actor SocketIOClient {
 
   /// Bytes of the events received and not taken by the application yet.
   public nonisolated var queuedEventBytes: Int { eventQueue.bytes }
+
+  /// Bytes read from the network so far, over all connections, counted as they arrive (before
+  /// a WebSocket message or a Socket.IO packet is whole). A player compares two readings to
+  /// tell a slow link that is delivering from one that is not.
+  public nonisolated var bytesReceived: Int { inboundMeter.total }
 
   /// One Socket.IO packet of `bytes` wire bytes; false when the transport should end.
   private func receive(_ packet: SocketIOPacket, bytes: Int) -> Bool {

@@ -87,12 +87,13 @@ enum WebSocketTransport {
   /// Opens the WebSocket of `url`: TCP (TLS for `wss`), the HTTP upgrade, then the frame
   /// handler, all three within `connectTimeout`: a server that accepts TCP and never answers
   /// the TLS handshake or the upgrade has its channel closed at the deadline. Cancelling the
-  /// calling task closes the channel at once. Fails with ``SocketIOError`` `connectionFailed`
-  /// when the server refuses the upgrade or the deadline passes, `CancellationError` when
-  /// cancelled.
+  /// calling task closes the channel at once. Every byte read is counted into `meter`.
+  /// Fails with ``SocketIOError`` `connectionFailed` when the server refuses the upgrade or the
+  /// deadline passes, `CancellationError` when cancelled.
   static func connect(
     url: String, limits: SocketIOLimits, tls: TLSConfiguration?, connectTimeout: Duration,
-    logger: Logger, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    meter: InboundByteMeter, logger: Logger,
+    group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
   ) async throws -> Channel {
     let endpoint = try Endpoint(url: url)
     let sslContext =
@@ -113,6 +114,7 @@ enum WebSocketTransport {
         opened.setExpiry(expiry)
         channel.closeFuture.whenComplete { _ in expiry.cancel() }
         return channel.eventLoop.makeCompletedFuture {
+          try channel.pipeline.syncOperations.addHandler(InboundByteCounter(meter: meter))
           if let sslContext {
             try channel.pipeline.syncOperations.addHandler(
               NIOSSLClientHandler(context: sslContext, serverHostname: serverName))

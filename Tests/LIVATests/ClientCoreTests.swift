@@ -95,6 +95,33 @@ struct ClientCoreTests {
     #expect(core.pendingDownloads == 1)
   }
 
+  @Test(
+    "a link delivering bytes is reported to the player once a tick it moved, and keeps a download whose next event is on its way, up to 60 s"
+  )
+  func slowLink() {
+    var core = connected()
+    _ = core.manifestReceived(manifest(talk), missing: [talk], connection: 1, idleAvailable: false)
+    #expect(core.downloadBegins(talk, connection: 1).accepted)
+    // Bytes move every 0.1 s, and no event of the download comes (one large event on the way).
+    var bytes = 0
+    var reported = 0
+    var abandoned: Double?
+    for tenth in 1...700 {
+      let now = Double(tenth) / 10
+      bytes += 2000
+      let actions = core.tick(now: now, linkBytes: bytes)
+      reported += actions.filter { $0 == .linkDelivered }.count
+      if abandoned == nil, actions.contains(.abandonDownload(talk)) { abandoned = now }
+    }
+    #expect(reported == 700)
+    #expect(abandoned == 60)
+    // The same count again is no delivery; a new transport's count (lower) is none either,
+    // its rise is.
+    #expect(!core.tick(now: 70.1, linkBytes: bytes).contains(.linkDelivered))
+    #expect(!core.tick(now: 70.2, linkBytes: 10).contains(.linkDelivered))
+    #expect(core.tick(now: 70.3, linkBytes: 20).contains(.linkDelivered))
+  }
+
   @Test("a failed download is retried three times, then given up until the next connection")
   func retriesGiveUp() {
     var core = connected()

@@ -24,6 +24,10 @@ final class FakeTransport: LIVATransport {
     (statusUpdates, statusFeed) = AsyncStream.makeStream()
   }
 
+  /// What the link has delivered (the test moves it).
+  let received = Locked(0)
+  var bytesReceived: Int { received.withLock { $0 } }
+
   var isStarted: Bool { state.withLock { $0.started } }
   /// What the client emitted: event names, and `request <animation>` for a download.
   var emitted: [String] { state.withLock { $0.emitted } }

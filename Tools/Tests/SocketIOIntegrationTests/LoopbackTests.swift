@@ -61,6 +61,31 @@ struct LoopbackTests {
     await loopback.stop()
   }
 
+  @Test("the bytes received count everything read from the network, whole packets or not")
+  func bytesReceived() async throws {
+    let loopback = try await LoopbackServer.start()
+    let client = SocketIOClient(configuration: testConfiguration(loopback.url))
+    let statuses = Recorder<SocketIOStatus>()
+    statuses.record(client.statusUpdates)
+    let events = Recorder<SocketIOEvent>()
+    events.record(client.events)
+    #expect(client.bytesReceived == 0)
+    await client.connect()
+    #expect(await statuses.wait { $0.contains(where: isConnected) })
+    // The upgrade's answer, the open packet and the namespace CONNECT.
+    let handshake = client.bytesReceived
+    #expect(handshake > 100)
+    #expect(await loopback.sockets.wait { $0.count == 1 })
+    let socket = try #require(await loopback.sockets.items.first)
+    socket.emit("big", [.binary(Array(repeating: 7, count: 1 << 20))])
+    #expect(await events.wait { $0.contains { $0.name == "big" } })
+    // The attachment and its frame headers, at least.
+    #expect(client.bytesReceived >= handshake + (1 << 20))
+    #expect(client.bytesReceived < handshake + (1 << 20) + 1000)
+    await client.disconnect()
+    await loopback.stop()
+  }
+
   @Test("server asks, client acknowledges")
   func serverAck() async throws {
     let loopback = try await LoopbackServer.start()
