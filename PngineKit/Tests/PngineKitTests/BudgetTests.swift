@@ -95,6 +95,9 @@ enum CommandBytes {
     #expect(budgets.maxCopiedBytesPerFrame == 64 << 20)
     #expect(budgets.maxDrawsPerFrame == 10_000)
     #expect(budgets.maxDispatchesPerFrame == 10_000)
+    #expect(budgets.maxVerticesPerDraw == 1 << 24 && budgets.maxVerticesPerFrame == 1 << 26)
+    #expect(budgets.maxWorkgroupsPerDispatch == 1 << 20)
+    #expect(budgets.maxWorkgroupsPerFrame == 1 << 22)
     #expect(PngineConfiguration().budgets == budgets)
     #expect(RuntimeLimits().fuelPerFrame == 2_000_000)
     #expect(RuntimeLimits().maxMemoryPages == 1024)
@@ -239,6 +242,96 @@ enum CommandBytes {
     try four.load(payload: payload)
     #expect(four.stopError == nil)
     #expect(four.isLoaded)
+  }
+
+  // MARK: GPU work per draw, dispatch and frame
+
+  /// A frame of `commands` inside a render (or compute) pass.
+  static func passFrame(_ commands: [[UInt8]], compute: Bool = false) -> [UInt8] {
+    CommandBytes.buffer(
+      [compute ? CommandBytes.beginComputePass : CommandBytes.beginRenderPass] + commands
+        + [CommandBytes.endPass, CommandBytes.submit])
+  }
+  static func draw(_ vertices: UInt32, _ instances: UInt32) -> [UInt8] {
+    [0x15] + CommandBytes.u32(vertices) + CommandBytes.u32(instances) + CommandBytes.u32(0)
+      + CommandBytes.u32(0)
+  }
+  static func drawIndexed(_ indices: UInt32, _ instances: UInt32) -> [UInt8] {
+    [0x16] + CommandBytes.u32(indices) + CommandBytes.u32(instances) + CommandBytes.u32(0)
+      + CommandBytes.u32(0) + CommandBytes.u32(0)
+  }
+  static func dispatch(_ x: UInt32, _ y: UInt32, _ z: UInt32) -> [UInt8] {
+    [0x18] + CommandBytes.u32(x) + CommandBytes.u32(y) + CommandBytes.u32(z)
+  }
+
+  struct WorkCase: Sendable, CustomTestStringConvertible {
+    var name: String
+    var frame: [UInt8]
+    /// The message's words, or nil when the frame is within the budgets.
+    var refused: String?
+    var testDescription: String { name }
+  }
+
+  static let workCases: [WorkCase] = [
+    WorkCase(
+      name: "draw of 2³²−1 instances", frame: passFrame([draw(3, .max)]),
+      refused: "asks for 12884901885 vertices in one command, over its budget of 16777216"),
+    WorkCase(
+      name: "draw of 2³²−1 vertices", frame: passFrame([draw(.max, 1)]),
+      refused: "4294967295 vertices in one command"),
+    WorkCase(
+      name: "draw_indexed of 2³²−1 instances", frame: passFrame([drawIndexed(6, .max)]),
+      refused: "25769803770 vertices in one command"),
+    WorkCase(
+      name: "dispatch of 65535×65535×1",
+      frame: passFrame([dispatch(65535, 65535, 1)], compute: true),
+      refused: "4294836225 workgroups in one command, over its budget of 1048576"),
+    WorkCase(
+      name: "dispatch whose x·y·z passes 2⁶⁴",
+      frame: passFrame([dispatch(.max, .max, .max)], compute: true),
+      refused: "18446744073709551615 workgroups"),
+    WorkCase(
+      name: "a draw exactly at the budget", frame: passFrame([draw(1 << 12, 1 << 12)]),
+      refused: nil),
+    WorkCase(
+      name: "five draws at the budget pass the frame's",
+      frame: passFrame(Array(repeating: draw(1 << 12, 1 << 12), count: 5)),
+      refused: "goes over its budget of 67108864 vertices per frame (83886080 so far)"),
+    WorkCase(
+      name: "a dispatch exactly at the budget",
+      frame: passFrame([dispatch(1024, 1024, 1)], compute: true),
+      refused: nil),
+    WorkCase(
+      name: "five dispatches at the budget pass the frame's",
+      frame: passFrame(Array(repeating: dispatch(1024, 1024, 1), count: 5), compute: true),
+      refused: "goes over its budget of 4194304 workgroups per frame (5242880 so far)"),
+  ]
+
+  @Test(
+    "GPU work is checked per draw, per dispatch and per frame before anything runs",
+    arguments: workCases)
+  func gpuWork(_ test: WorkCase) throws {
+    let payload = try CommandBytes.executor(init: CommandBytes.buffer([]), frame: test.frame)
+    let a = try animation(payload)
+    guard let words = test.refused else {
+      _ = try a.frame(time: 0, width: 1, height: 1)
+      return
+    }
+    let e = #expect(throws: PngineError.self) { try a.frame(time: 0, width: 1, height: 1) }
+    #expect(e?.code == .budgetExceeded)
+    #expect(e?.message.contains(words) == true, "\(e?.message ?? "")")
+    #expect([0x15, 0x16, 0x18].contains(e?.location.opcode ?? 0))
+    #expect(!a.isLoaded)
+  }
+
+  @Test("GPU work budgets are the animation's: a smaller one refuses what the default allows")
+  func configuredWork() throws {
+    let frame = Self.passFrame([Self.draw(3, 1000)])
+    let payload = try CommandBytes.executor(init: CommandBytes.buffer([]), frame: frame)
+    _ = try animation(payload).frame(time: 0, width: 1, height: 1)
+    let small = try animation(payload, budgets: FrameBudgets(maxVerticesPerDraw: 2999))
+    let e = #expect(throws: PngineError.self) { try small.frame(time: 0, width: 1, height: 1) }
+    #expect(e?.message.contains("3000 vertices in one command, over its budget of 2999") == true)
   }
 
   // MARK: Fuel per frame (route 5)
