@@ -233,6 +233,12 @@ public struct CommandChecker: Sendable {
     case .createRenderBundle(let id, _): define(.renderBundle, id)
     case .beginRenderPass(let colors, let depth, let resolve):
       guard pass == .none else { throw fail(.commandValidation, "a pass is already open") }
+      // Ops are 0 or 1 (load/clear, store/discard); a backend would read any other as one.
+      for c in colors where c.load > 1 || c.store > 1 {
+        throw fail(
+          .commandValidation,
+          "color attachment load op \(c.load), store op \(c.store) (each 0 or 1)")
+      }
       for c in colors where c.texture != Self.canvas && c.texture != Self.none {
         try need(.texture, c.texture)
       }
@@ -266,8 +272,18 @@ public struct CommandChecker: Sendable {
           .commandValidation, "slot \(slot) exceeds the \(limits.maxVertexBuffers) vertex buffers")
       }
       try need(.buffer, id)
-    case .setIndexBuffer(let id, _):
+    case .setPassDepthStencilOps(let depthLoad, let depthStore, let stencilLoad, let stencilStore):
+      guard max(depthLoad, depthStore, stencilLoad, stencilStore) <= 1 else {
+        throw fail(
+          .commandValidation,
+          "depth/stencil ops \(depthLoad) \(depthStore) \(stencilLoad) \(stencilStore) (each 0 or 1)"
+        )
+      }
+    case .setIndexBuffer(let id, let format):
       try inPass(.render, "setIndexBuffer")
+      guard format <= 1 else {
+        throw fail(.commandValidation, "index format \(format) (0 uint16, 1 uint32)")
+      }
       try need(.buffer, id)
     case .draw, .drawIndexed:
       try inPass(.render, "a draw")

@@ -326,6 +326,14 @@ public final class PngineAnimation: Sendable {
     }
     let buffer = try CommandBuffer(
       decoding: result.bytes, layout: loaded.executor.info.layout, call: result.call)
+    // Commands the executor dropped would leave a frame half drawn: none is run.
+    if buffer.isTruncated {
+      throw PngineError(
+        .commandValidation,
+        "\(result.call) truncated its command buffer (flags bit 0): commands that did not fit "
+          + "were dropped",
+        location: .init(byteOffset: 6, call: result.call))
+    }
     // Draws, dispatches and the bytes the blobs add up to, before a byte is copied.
     try configuration.budgets.check(buffer, call: result.call)
     var blobs: [Int: Blob] = [:]
