@@ -69,10 +69,32 @@ import Testing
     #expect(reporter.report(PngineError(.trap, "c")))
     #expect(!reporter.report(PngineError(.trap, "d")))  // over the rate
     clock.withLock { $0 = 1_000 }  // next window
-    #expect(reporter.report(a))
+    // Logged once in the reporter's life: a repeat in a later window is only counted.
+    #expect(!reporter.report(a))
+    #expect(reporter.report(PngineError(.trap, "d")))
+    #expect(reporter.repeats == 2)
     let logged = lines.withLock { $0 }
     #expect(logged.filter { $0.hasPrefix("error") }.count == 4)
     #expect(logged.contains { $0.hasPrefix("warning") && $0.contains("2 repeated or excess") })
+  }
+
+  @Test("an error's message keeps its first 16 lines or 2 KiB, and counts what it cut")
+  func boundedMessages() {
+    // A trap's backtrace: thousands of lines.
+    let backtrace = (0..<9362).map { "  frame \($0): wasm function[\($0 % 7)]" }
+      .joined(separator: "\n")
+    let e = PngineError(.trap, "stack exhausted\n" + backtrace)
+    #expect(e.message.split(separator: "\n", omittingEmptySubsequences: false).count == 16)
+    #expect(e.message.hasPrefix("stack exhausted\n  frame 0:"))
+    #expect(e.message.hasSuffix("9347 more lines cut]"))
+    #expect(e.message.utf8.count < 2048 + 64)
+    // One long line: cut at 2 KiB, never inside a character.
+    let wide = String(repeating: "é", count: 5000)  // 2 bytes each
+    let cut = PngineError(.shaderCompile, wide).message
+    #expect(cut.hasPrefix(String(repeating: "é", count: 1024)))
+    #expect(cut.hasSuffix("[7952 more bytes, 0 more lines cut]"))
+    // A short message is kept as it is.
+    #expect(PngineError(.trap, "a\nb").message == "a\nb")
   }
 
   @Test("an animation's errors reach the reporter and diagnostics")

@@ -53,6 +53,9 @@ import PngineKit
       FileHandle.standardError.write(Data("adapter: \(renderer.backend.adapterName)\n".utf8))
       let start = Date()
       var failed = 0
+      // Each distinct error is shown once (a frame that fails the same way every frame is one
+      // message, the rest counted at the end).
+      var shown = Set<String>()
       for (i, t) in ts.enumerated() {
         let image: RGBAImage
         do {
@@ -60,8 +63,10 @@ import PngineKit
         } catch {
           guard keepGoing else { throw error }
           failed += 1
-          let line = "\nframe \(i) t=\(t): error: \(error)\n"
-          FileHandle.standardError.write(Data(line.utf8))
+          if shown.insert("\(error)").inserted {
+            let line = "\nframe \(i) t=\(t): error: \(error)\n"
+            FileHandle.standardError.write(Data(line.utf8))
+          }
           continue
         }
         let name = String(format: "frame_%05d.png", i)
@@ -73,6 +78,10 @@ import PngineKit
         FileHandle.standardError.write(Data(line.utf8))
       }
       FileHandle.standardError.write(Data("\n".utf8))
+      if failed > shown.count {
+        FileHandle.standardError.write(
+          Data("\(failed - shown.count) more frames failed with an error shown above\n".utf8))
+      }
       print("\(ts.count - failed) frames in \(folder.path)")
       if failed > 0 { throw ExitCode(1) }
       guard times == nil, !noVideo, ts.count > 1 else { return }

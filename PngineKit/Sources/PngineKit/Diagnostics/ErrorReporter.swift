@@ -3,18 +3,25 @@ import Synchronization
 
 /// Logs errors through an injected `Logger`, de-duplicated and rate-limited.
 ///
-/// Within one window (``window``, default 1 s of the injected clock) an error with the same
-/// code, message and location is logged once; at most ``maxPerWindow`` distinct errors are
-/// logged per window. What was held back is counted and logged as one line when the next
-/// window opens. Time comes from the `now` closure (nanoseconds, any origin), so tests drive
-/// it without sleeping.
+/// An error with the same code, message and location is logged once in the reporter's life
+/// (give each animation its own reporter: a frame that fails the same way every frame is one
+/// line, not sixty a second); its repeats are counted (``repeats``). At most ``maxPerWindow``
+/// distinct errors are logged per window (``window``, default 1 s of the injected clock). What
+/// was held back is counted and logged as one line when the next window opens. Messages are
+/// already bounded (``PngineError/maxMessageBytes``). At most ``maxRemembered`` distinct errors
+/// are remembered; past that, new ones are only rate-limited. Time comes from the `now`
+/// closure (nanoseconds, any origin), so tests drive it without sleeping.
 public final class ErrorReporter: Sendable {
   private struct State {
     var windowStart: UInt64?
     var seen = Set<PngineError>()
     var logged = 0
     var suppressed = 0
+    var repeats = 0
   }
+
+  /// The most distinct errors remembered for de-duplication (1,000 of at most about 2 KB).
+  public static let maxRemembered = 1000
 
   private let logger: Logger
   private let now: @Sendable () -> UInt64
@@ -40,7 +47,10 @@ public final class ErrorReporter: Sendable {
     self.now = now
   }
 
-  /// Reports `error`; returns whether it was logged (false: a duplicate or over the rate).
+  /// Errors not logged because they were logged before.
+  public var repeats: Int { state.withLock { $0.repeats } }
+
+  /// Reports `error`; returns whether it was logged (false: logged before, or over the rate).
   @discardableResult
   public func report(_ error: PngineError) -> Bool {
     let t = now()
@@ -50,18 +60,20 @@ public final class ErrorReporter: Sendable {
         // Same window.
       } else {
         heldBack = s.suppressed
-        s = State()
+        s.suppressed = 0
+        s.logged = 0
         s.windowStart = t
       }
       if s.seen.contains(error) {
         s.suppressed += 1
+        s.repeats += 1
         return (false, heldBack)
       }
       guard s.logged < maxPerWindow else {
         s.suppressed += 1
         return (false, heldBack)
       }
-      s.seen.insert(error)
+      if s.seen.count < Self.maxRemembered { s.seen.insert(error) }
       s.logged += 1
       return (true, heldBack)
     }

@@ -176,15 +176,47 @@ public struct PngineError: Error, Sendable, Hashable, CustomStringConvertible {
   /// 4 geometry, 5 id, 6 overflow; frame: 1 not initialised, 2 id, 3 overflow).
   public var executorStatus: UInt32?
 
-  /// Makes an error.
+  /// The most lines of a message: the rest is cut and counted. Messages quote text from the
+  /// payload and the runtime (a shader compiler's report, a trap's backtrace, which WasmKit
+  /// makes thousands of lines long for a stack exhaustion).
+  public static let maxMessageLines = 16
+  /// The most bytes (UTF-8) of a message: the rest is cut and counted.
+  public static let maxMessageBytes = 2048
+
+  /// Makes an error. A message longer than ``maxMessageLines`` or ``maxMessageBytes`` is cut
+  /// there, with what was cut counted at its end.
   public init(
     _ code: Code, _ message: String, location: Location = Location(),
     executorStatus: UInt32? = nil
   ) {
     self.code = code
-    self.message = message
+    self.message = Self.bounded(message)
     self.location = location
     self.executorStatus = executorStatus
+  }
+
+  /// `text`, or its first lines and bytes within the bounds and a count of the rest.
+  static func bounded(_ text: String) -> String {
+    let utf8 = text.utf8
+    guard utf8.count > 256 || utf8.contains(0x0A) else { return text }
+    var kept = 0
+    var lines = 1
+    for byte in utf8 {
+      if kept == maxMessageBytes { break }
+      if byte == 0x0A {
+        if lines == maxMessageLines { break }
+        lines += 1
+      }
+      kept += 1
+    }
+    guard kept < utf8.count else { return text }
+    // The cut falls before a character, never inside one.
+    let bytes = Array(utf8)
+    while kept > 0, bytes[kept] & 0xC0 == 0x80 { kept -= 1 }
+    let rest = bytes[kept...]
+    let moreLines = rest.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+    return String(decoding: bytes[..<kept], as: UTF8.self)
+      + " … [\(rest.count) more bytes, \(moreLines) more lines cut]"
   }
 
   /// `crcMismatch: … (chunk IDAT, offset 33)`.
