@@ -84,7 +84,7 @@ extension WebGPUBackend {
           .shaderCompile, "\(decoded.command): refused before compiling: \(refusal)",
           location: decoded.location(call: call))
       }
-      try scoped(
+      try scopedOnCompilerStack(
         decoded, call: call, code: .shaderCompile, keep: { tables.shaders[id] = $0 },
         release: { wgpuShaderModuleRelease($0) },
         make: {
@@ -97,7 +97,7 @@ extension WebGPUBackend {
     case .createRenderPipeline(let id, _):
       guard tables.renderPipelines[id] == nil else { return }
       let d = try RenderPipelineDescriptor(decoding: bytes(blob))
-      try scoped(
+      try scopedOnCompilerStack(
         decoded, call: call, code: .pipelineCreate, keep: { tables.renderPipelines[id] = $0 },
         release: { wgpuRenderPipelineRelease($0) },
         make: {
@@ -115,7 +115,7 @@ extension WebGPUBackend {
         try handle(tables.pipelineLayouts, l, .pipelineLayout, decoded, call: call)
       }
       let module = try handle(tables.shaders, c.shader, .shader, decoded, call: call)
-      try scoped(
+      try scopedOnCompilerStack(
         decoded, call: call, code: .pipelineCreate, keep: { tables.computePipelines[id] = $0 },
         release: { wgpuComputePipelineRelease($0) },
         make: {

@@ -301,6 +301,33 @@ public final class WebGPUBackend: GPUBackend {
     return value
   }
 
+  /// ``scoped(_:call:code:keep:release:make:)`` on a thread whose stack is sized for the
+  /// shader compiler (``LargeStack``): shader modules and pipelines, whose creation runs naga
+  /// (its parser and validator for a module, its SPIR-V writer for a pipeline). The error scope
+  /// is pushed and popped on that thread too (wgpu keeps error scopes per thread).
+  func scopedOnCompilerStack<Handle>(
+    _ decoded: DecodedCommand, call: String, code: PngineError.Code,
+    keep: (Handle) -> Void = { _ in }, release: (Handle) -> Void,
+    make body: () throws(PngineError) -> Handle?
+  ) throws(PngineError) -> Handle {
+    let outcome: Result<Handle, PngineError>? = LargeStack.run(
+      stackBytes: checker.limits.shaderCompilerStackBytes
+    ) {
+      do throws(PngineError) {
+        return .success(
+          try scoped(decoded, call: call, code: code, keep: keep, release: release, make: body))
+      } catch {
+        return .failure(error)
+      }
+    }
+    guard let outcome else {
+      throw PngineError(
+        code, "\(decoded.command): no thread could be started to compile it on",
+        location: decoded.location(call: call))
+    }
+    return try outcome.get()
+  }
+
   /// The handle of `id` in `table`, or ``PngineError/Code/resourceNotFound``: wgpu-native
   /// aborts on a null handle where it wants one, so none is ever passed.
   func handle<Handle>(

@@ -143,6 +143,20 @@ import Testing
     #expect(error(Parts(imports: importLine))?.code == .importNotAllowed)
   }
 
+  @Test("a function that does not validate is refused at load, even one never called")
+  func invalidFunctionAtLoad() {
+    // `$never` returns an i64 where it declares an i32, and nothing calls it: WasmKit
+    // validates a function when it first compiles it, so only eager compilation finds it.
+    let parts = Parts(extra: "(func $never (result i32) i64.const 0)")
+    let animation = PngineAnimation()
+    let e = #expect(throws: PngineError.self) {
+      try animation.load(payload: TestExecutors.payload(parts))
+    }
+    #expect(e?.code == .executorInvalid)
+    #expect(e?.location.call == "instantiate")
+    #expect(!animation.isLoaded)
+  }
+
   @Test("env.log(i32, i32) is provided")
   func logImport() throws {
     let animation = try load(

@@ -29,9 +29,26 @@ public struct GPULimits: Sendable, Hashable {
   public var maxBindingIndex: UInt32 = 999
   /// The largest WGSL module, in bytes (1 MiB; real ones are a few KiB).
   public var maxShaderSourceBytes: Int = 1 << 20
-  /// How deep `(`, `[` and `{` may nest in WGSL (64): deeper nesting can exhaust the stack of
-  /// the shader compiler, which parses recursively.
+  /// How deep brackets, braces and template lists may nest in WGSL (64; see
+  /// ``ShaderStructure/nesting``): the shader compiler's parser recurses once per level.
   public var maxShaderNesting: Int = 64
+  /// The tallest expression tree a WGSL shader may make (256; see
+  /// ``ShaderStructure/expressionHeight``): the compiler's lowerer recurses once per level,
+  /// and a chain of operators parsed by a loop still makes a tree as tall as the chain.
+  public var maxShaderExpressionHeight: Int = 256
+  /// How deep blocks, `else if` arms included, may nest (64; see
+  /// ``ShaderStructure/blockDepth``): the compiler's lowerer, validator and SPIR-V writer
+  /// recurse once per block, and each `else if` arm is a block inside the one before.
+  public var maxShaderBlockDepth: Int = 64
+  /// The most module-scope declarations of one shader (1,024): a chain of names used before
+  /// they are declared, or of types built from one another, makes the compiler recurse once
+  /// per link.
+  public var maxShaderDeclarations: Int = 1024
+  /// The stack of the thread shader modules and pipelines are made on (8 MiB): the shader
+  /// compiler recurses, and a thread of its own gets this much whatever thread asked (an
+  /// Apple secondary thread has 512 KiB). The worst shader within the limits above was
+  /// measured to need far less (see `scripts/measure-shader-stack`).
+  public var shaderCompilerStackBytes: Int = 8 << 20
   /// GPU memory one animation may allocate, buffers and textures together, in bytes (512 MiB
   /// by default). Textures count their estimated size (all mip levels and samples).
   public var gpuByteBudget: UInt64 = 512 << 20

@@ -10,8 +10,9 @@
 ///   report errors about them safely);
 /// - inside comments, any other character becomes spaces (comments mean nothing, so the
 ///   shader is unchanged);
-/// - `(`, `[` and `{` nest at most ``GPULimits/maxShaderNesting`` deep (the compiler parses
-///   recursively; deeper nesting could exhaust its stack).
+/// - its structure keeps within the ``GPULimits`` of ``ShaderStructure``: nesting, expression
+///   height, block depth and declarations (the compiler recurses on each, and past them a
+///   shader of a few KiB exhausted its stack and crashed the process).
 public enum ShaderSource {
   /// The text to compile (`bytes`, with comments' non-ASCII characters blanked), or why it is
   /// refused.
@@ -27,7 +28,6 @@ public enum ShaderSource {
     }
     var out = bytes
     var line = 1
-    var depth = 0
     var blockDepth = 0
     var inLineComment = false
     var i = 0
@@ -69,18 +69,11 @@ public enum ShaderSource {
         return .failure(
           Refusal("control character 0x\(String(byte, radix: 16)) in the WGSL", line: line))
       }
-      switch byte {
-      case 0x28, 0x5B, 0x7B:  // ( [ {
-        depth += 1
-        if depth > limits.maxShaderNesting {
-          return .failure(
-            Refusal("brackets nest deeper than \(limits.maxShaderNesting)", line: line))
-        }
-      case 0x29, 0x5D, 0x7D:  // ) ] }
-        depth = max(depth - 1, 0)
-      default: break
-      }
       i += 1
+    }
+    let structure = ShaderStructure.measure(out, limits: limits)
+    if let line = structure.lineOverLimit, let what = structure.limitPassed {
+      return .failure(Refusal(what, line: line))
     }
     return .success(out)
   }

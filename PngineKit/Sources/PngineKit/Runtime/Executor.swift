@@ -116,7 +116,11 @@ final class Executor {
     self.memoryCapPages = limits.memoryCapPages
     let sink = ExecutorLogSink(logger)
     self.logSink = sink
-    let engine = Engine(configuration: EngineConfiguration(fuelMetering: true))
+    // Eager: every function is compiled, so validated, when the module is instantiated. WasmKit
+    // validates a function only when it first compiles it, so lazily a function that does not
+    // validate would load and run until the first call of it.
+    let engine = Engine(
+      configuration: EngineConfiguration(compilationMode: .eager, fuelMetering: true))
     let store = Store(engine: engine)
     self.store = store
     func fail(_ code: PngineError.Code, _ message: String) -> PngineError {
