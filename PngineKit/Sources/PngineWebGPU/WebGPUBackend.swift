@@ -305,6 +305,7 @@ public final class WebGPUBackend: GPUBackend {
   /// shader compiler (``LargeStack``): shader modules and pipelines, whose creation runs naga
   /// (its parser and validator for a module, its SPIR-V writer for a pipeline). The error scope
   /// is pushed and popped on that thread too (wgpu keeps error scopes per thread).
+  @discardableResult
   func scopedOnCompilerStack<Handle>(
     _ decoded: DecodedCommand, call: String, code: PngineError.Code,
     keep: (Handle) -> Void = { _ in }, release: (Handle) -> Void,
