@@ -14,6 +14,19 @@ struct ShaderStackTests {
   static let appleThread = 512 << 10
   let inputs = FrameInputs(time: 0, width: 1, height: 1)
 
+  /// A compute shader of 61 `else if` arms and a 254-term chain (both at their limits), and a
+  /// pipeline of it: what the SPIR-V writer recurses over too.
+  static var pipelineAtTheLimitsStream: Stream {
+    var s = Stream()
+    s.add(
+      0x04, .createShader(id: 0, code: BlobRef(pointer: 0, length: 0)),
+      blob: Array(HostileWGSL.computeShader(arms: 61, terms: 254).utf8))
+    s.add(
+      0x06, .createComputePipeline(id: 0, descriptor: BlobRef(pointer: 0, length: 0)),
+      blob: [0x06, 0, 0, 4] + Array("main".utf8))
+    return s
+  }
+
   /// Runs `stream` on a fresh backend from a 512 KiB thread; the error, if any.
   func run(_ stream: Stream) throws -> PngineError? {
     let backend = try WebGPUBackend(width: 1, height: 1)
@@ -54,13 +67,7 @@ struct ShaderStackTests {
       _ = try? backend.execute(s.commands, blobs: s.blobs, call: "init", inputs: inputs)
     }
     if only == nil || only == HostileWGSL.all.count {
-      var s = Stream()
-      s.add(
-        0x04, .createShader(id: 0, code: BlobRef(pointer: 0, length: 0)),
-        blob: Array(HostileWGSL.computeShader(arms: 61, terms: 254).utf8))
-      s.add(
-        0x06, .createComputePipeline(id: 0, descriptor: BlobRef(pointer: 0, length: 0)),
-        blob: [0x06, 0, 0, 4] + Array("main".utf8))
+      let s = Self.pipelineAtTheLimitsStream
       let backend = try WebGPUBackend(width: 1, height: 1, limits: limits)
       try backend.execute(s.commands, blobs: s.blobs, call: "init", inputs: inputs)
     }
@@ -81,13 +88,7 @@ struct ShaderStackTests {
 
   @Test("a compute pipeline of the deepest blocks and tallest expression allowed is made")
   func pipelineAtTheLimits() throws {
-    var s = Stream()
-    s.add(
-      0x04, .createShader(id: 0, code: BlobRef(pointer: 0, length: 0)),
-      blob: Array(HostileWGSL.computeShader(arms: 61, terms: 254).utf8))
-    s.add(
-      0x06, .createComputePipeline(id: 0, descriptor: BlobRef(pointer: 0, length: 0)),
-      blob: [0x06, 0, 0, 4] + Array("main".utf8))
+    let s = Self.pipelineAtTheLimitsStream
     let error = try run(s)
     #expect(error == nil, "\(String(describing: error))")
   }
