@@ -170,7 +170,16 @@ public struct PlayerCore: Sendable {
       {
         behind = [BaseFrameRef(animation: onScreen.animation, index: onScreen.index - 1)]
       }
-      frames += Array(upcoming.prefix(2)) + behind + intoTalking + Array(upcoming.dropFirst(2))
+      // Queued speech may still wait (for its images, for its link) while idle goes on: the
+      // next idle frames are asked for beside the speech's, interleaved, so either branch the
+      // engine takes is decoded (idle went on to a frame nobody had asked for: a miss).
+      let idleGoesOn = engine.upcomingBaseFrames(2, queuedSpeech: false)
+      var nearest: [BaseFrameRef] = []
+      for step in 0..<2 {
+        if step < idleGoesOn.count { nearest.append(idleGoesOn[step]) }
+        if step < upcoming.count { nearest.append(upcoming[step]) }
+      }
+      frames += nearest + behind + intoTalking + Array(upcoming.dropFirst(2))
       frames += starts
     } else {
       frames += upcoming + starts

@@ -275,8 +275,13 @@ public struct LIVAEngine: Sendable {
   /// loop, the mouths of the playing and queued chunks (their images assumed ready), the
   /// return to idle. The engine plays itself forward on a copy of its state (it is a value),
   /// so the prediction is exactly its own rules; an owner decodes this window ahead.
-  public func upcomingBaseFrames(_ count: Int) -> [BaseFrameRef] {
+  ///
+  /// `queuedSpeech: false` predicts the other branch: the queued chunks do not start (their
+  /// images or their link keep them waiting), so idle goes on. Decoding both branches' next
+  /// frames lets the owner show whichever the engine takes.
+  public func upcomingBaseFrames(_ count: Int, queuedSpeech: Bool = true) -> [BaseFrameRef] {
     var copy = state
+    if !queuedSpeech { copy.speech.queue = [] }
     for chunk in copy.speech.queue { copy.speech.readyKeys.formUnion(chunk.keys) }
     if let playing = copy.speech.playing { copy.speech.readyKeys.formUnion(playing.chunk.keys) }
     var result: [BaseFrameRef] = []

@@ -381,4 +381,36 @@ struct PlayerCoreRequestTests {
       }
     }
   }
+
+  /// `liva demo --size 1280x768` missed idle frames at the end of an idle half (stop 40's CI, 3
+  /// runs in 4 here): speech was queued but held back while its images were still arriving on a
+  /// delivering link, the window planned only the way into talking (the prediction assumes the
+  /// images come at once), and idle went on to a frame nobody had asked for.
+  @Test(
+    "idle with speech held back at production size: the window holds the next idle frames as well as the way into talking"
+  )
+  func heldSpeechWindowHoldsIdle() throws {
+    let budget = Self.productionBudget
+    var core = Self.productionCore()
+    let frames = try wireFrames(count: 30, tag: "held")
+    // The chunk is planned; its images are still on the (delivering) link.
+    _ = core.handle(planned(frames, chunk: 0, seconds: 1))
+    var drawn: [BaseFrameRef] = []
+    var windows: [Set<BaseFrameRef>] = []
+    for tick in 0..<(60 * 4) {
+      let time = Double(tick) / 60
+      core.linkDelivered()
+      for case .draw(let frame) in core.tick(now: time, audio: nil) {
+        Self.presentAtProductionSize(frame, at: time, to: &core)
+        drawn.append(BaseFrameRef(animation: frame.animation, index: frame.index))
+        windows.append(Set(core.window(budget: budget)))
+      }
+    }
+    try #require(drawn.count > 20, "the scenario: idle drawn while speech waits")
+    try #require(
+      drawn.allSatisfy { !$0.animation.to.pose.isTalking }, "the scenario: speech held back")
+    for index in 0..<(drawn.count - 2) where drawn[index + 1] != drawn[index] {
+      #expect(windows[index].contains(drawn[index + 1]), "draw \(index): \(drawn[index + 1]) not asked for")
+    }
+  }
 }
