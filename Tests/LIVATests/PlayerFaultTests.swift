@@ -410,7 +410,9 @@ struct PlayerCoreRequestTests {
     try #require(
       drawn.allSatisfy { !$0.animation.to.pose.isTalking }, "the scenario: speech held back")
     for index in 0..<(drawn.count - 2) where drawn[index + 1] != drawn[index] {
-      #expect(windows[index].contains(drawn[index + 1]), "draw \(index): \(drawn[index + 1]) not asked for")
+      #expect(
+        windows[index].contains(drawn[index + 1]),
+        "draw \(index): \(drawn[index + 1]) not asked for")
     }
   }
 }
