@@ -37,31 +37,56 @@ import PngineKit
     ) var exclude: [String] = []
     @Option(help: "Only write the inputs' PNGs into this folder (to render them elsewhere).")
     var dump: String?
+    @Flag(
+      help:
+        "Generate hostile executors (modules written by the fuzzer that replay the corpus's scenes mutated, or misbehave) instead of mutating the corpus's PNGs."
+    ) var executors = false
+    @Option(help: "Seconds one input may take before its child is killed and it counts as a hang.")
+    var timeout: Double = 60
+
+    /// Input `index` of this run: a mutated corpus PNG, or a generated executor's PNG.
+    func inputs(_ pngs: [[UInt8]]) -> @Sendable (Int) -> [UInt8] {
+      guard executors else {
+        return { [seed] in FuzzGPUMutator.input(index: $0, seed: seed, pngs: pngs) }
+      }
+      let fuzzer = generator(pngs)
+      return { fuzzer.input($0).png }
+    }
+
+    /// What input `index` is: the generated executor's mutations, or "a mutated PNG".
+    func describe(_ index: Int, _ pngs: [[UInt8]]) -> String {
+      executors ? generator(pngs).input(index).summary : "a mutated corpus PNG"
+    }
+
+    private func generator(_ pngs: [[UInt8]]) -> ExecutorFuzzer {
+      ExecutorFuzzer(
+        seed: seed, scenes: pngs.compactMap { try? ExecutorFuzzer.Scene.record(png: $0) })
+    }
 
     func run() throws {
       let pngs = try corpusPNGs(corpus, excluding: exclude)
       guard !pngs.isEmpty else { throw ValidationError("no PNGine PNGs in \(corpus)") }
+      let input = inputs(pngs)
       if let dump {
         try FileManager.default.createDirectory(atPath: dump, withIntermediateDirectories: true)
         for index in start..<(start + count) {
-          let png = FuzzGPUMutator.input(index: index, seed: seed, pngs: pngs)
-          try Data(png).write(
+          try Data(input(index)).write(
             to: URL(fileURLWithPath: dump).appendingPathComponent("input-\(seed)-\(index).png"))
         }
       } else if child {
-        try runChild(pngs)
+        try runChild(input)
       } else {
-        try runParent(pngs)
+        try runParent(input, describe: { describe($0, pngs) })
       }
     }
 
     /// The child: renders inputs `start ..< start + count`, announcing each before and after
     /// on stdout (unbuffered), so that the parent knows which input a crash belongs to.
-    private func runChild(_ pngs: [[UInt8]]) throws {
+    private func runChild(_ input: (Int) -> [UInt8]) throws {
       let (w, h) = try parseSize(size)
       for index in start..<(start + count) {
         say("begin \(index)")
-        let png = FuzzGPUMutator.input(index: index, seed: seed, pngs: pngs)
+        let png = input(index)
         var outcome: [String] = []
         do {
           let renderer = try PngineRenderer(png: png, width: w, height: h)
@@ -85,8 +110,9 @@ import PngineKit
     }
 
     /// The parent: runs children over the inputs; a child that dies by a signal marks the
-    /// input it had begun as a crash, and a new child goes on after it.
-    private func runParent(_ pngs: [[UInt8]]) throws {
+    /// input it had begun as a crash, one that spends more than `timeout` on an input is
+    /// killed and the input counts as a hang, and a new child goes on after it.
+    private func runParent(_ input: (Int) -> [UInt8], describe: (Int) -> String) throws {
       let clock = ContinuousClock()
       let began = clock.now
       var next = start
@@ -94,6 +120,7 @@ import PngineKit
       var outcomes: [String: Int] = [:]
       var framesRendered = 0
       var crashes: [(index: Int, signal: Int32)] = []
+      var hangs: [Int] = []
       while next < end {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
@@ -101,40 +128,62 @@ import PngineKit
           [
             "fuzz-gpu", corpus, "--child", "--seed", "\(seed)", "--start", "\(next)", "--count",
             "\(end - next)", "--frames", "\(frames)", "--size", size,
-          ] + exclude.flatMap { ["--exclude", $0] }
+          ] + exclude.flatMap { ["--exclude", $0] } + (executors ? ["--executors"] : [])
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let output = String(
-          decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        // The child's lines, read as they come, so that a child stuck on one input is seen.
+        let lines = ChildLines()
+        let reader = Thread {
+          let handle = pipe.fileHandleForReading
+          while case let data = handle.availableData, !data.isEmpty { lines.append(data) }
+          lines.close()
+        }
+        reader.start()
         var open: Int?
-        for line in output.split(separator: "\n") {
-          let parts = line.split(separator: " ")
-          guard parts.count >= 2, let index = Int(parts[1]) else { continue }
-          if parts[0] == "begin" {
-            open = index
-          } else if parts[0] == "end" {
-            open = nil
-            next = index + 1
-            for outcome in (parts.count > 2 ? parts[2].split(separator: ",") : []) {
-              outcomes[String(outcome), default: 0] += 1
-              if outcome == "ok" { framesRendered += 1 }
+        var openedAt = clock.now
+        var hung = false
+        func consume(_ batch: [Substring]) {
+          for line in batch {
+            let parts = line.split(separator: " ")
+            guard parts.count >= 2, let index = Int(parts[1]) else { continue }
+            if parts[0] == "begin" {
+              open = index
+              openedAt = clock.now
+            } else if parts[0] == "end" {
+              open = nil
+              next = index + 1
+              for outcome in (parts.count > 2 ? parts[2].split(separator: ",") : []) {
+                outcomes[String(outcome), default: 0] += 1
+                if outcome == "ok" { framesRendered += 1 }
+              }
             }
           }
         }
-        if process.terminationReason == .uncaughtSignal {
+        while !lines.isClosed {
+          consume(lines.take())
+          if open != nil, seconds(clock.now - openedAt) > timeout, !hung {
+            hung = true
+            kill(process.processIdentifier, SIGKILL)
+          }
+          Thread.sleep(forTimeInterval: 0.05)
+        }
+        consume(lines.take())
+        process.waitUntilExit()
+        if hung {
+          let index = open ?? next
+          hangs.append(index)
+          print("HANG input \(index) (seed \(seed)): over \(timeout) s, killed: \(describe(index))")
+          try keep(input(index), name: "hang-\(seed)-\(index).png")
+          next = index + 1
+        } else if process.terminationReason == .uncaughtSignal {
           let index = open ?? next
           crashes.append((index, process.terminationStatus))
-          print("CRASH input \(index) (seed \(seed)): signal \(process.terminationStatus)")
-          if let folder = self.crashes {
-            try FileManager.default.createDirectory(
-              atPath: folder, withIntermediateDirectories: true)
-            let png = FuzzGPUMutator.input(index: index, seed: seed, pngs: pngs)
-            try Data(png).write(
-              to: URL(fileURLWithPath: folder).appendingPathComponent("crash-\(seed)-\(index).png"))
-          }
+          print(
+            "CRASH input \(index) (seed \(seed)): signal \(process.terminationStatus): \(describe(index))"
+          )
+          try keep(input(index), name: "crash-\(seed)-\(index).png")
           next = index + 1
         } else if process.terminationStatus != 0 {
           throw Failure(description: "a child failed with status \(process.terminationStatus)")
@@ -143,13 +192,42 @@ import PngineKit
       let elapsed = seconds(clock.now - began)
       let summary = outcomes.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }
       print(
-        "seed \(seed): \(count) inputs, \(count * frames) frames asked, \(framesRendered) rendered, \(crashes.count) aborts in \(String(format: "%.0f", elapsed)) s"
+        "seed \(seed): \(count) \(executors ? "generated executors" : "inputs"), \(count * frames) frames asked, \(framesRendered) rendered, \(crashes.count) aborts, \(hangs.count) hangs in \(String(format: "%.0f", elapsed)) s"
       )
       print("outcomes: " + summary.joined(separator: ", "))
-      if !crashes.isEmpty {
+      if !crashes.isEmpty || !hangs.isEmpty {
         throw Failure(
-          description: "\(crashes.count) inputs aborted the process: "
-            + crashes.map { "\($0.index) (signal \($0.signal))" }.joined(separator: ", "))
+          description: "\(crashes.count) inputs aborted the process, \(hangs.count) hung: "
+            + (crashes.map { "\($0.index) (signal \($0.signal))" } + hangs.map { "\($0) (hang)" })
+            .joined(separator: ", "))
+      }
+    }
+
+    /// Writes a failing input into the crashes folder, when there is one.
+    private func keep(_ png: [UInt8], name: String) throws {
+      guard let folder = crashes else { return }
+      try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+      try Data(png).write(to: URL(fileURLWithPath: folder).appendingPathComponent(name))
+    }
+  }
+
+  /// Lines a child wrote, handed from the reading thread to the parent's loop.
+  final class ChildLines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var buffer = Data()
+    private var closed = false
+
+    func append(_ data: Data) { lock.withLock { buffer.append(data) } }
+    func close() { lock.withLock { closed = true } }
+    var isClosed: Bool { lock.withLock { closed } }
+
+    /// The complete lines so far (a partial last line stays for the next call).
+    func take() -> [Substring] {
+      lock.withLock {
+        guard let last = buffer.lastIndex(of: 0x0A) else { return [] }
+        let text = String(decoding: buffer[...last], as: UTF8.self)
+        buffer.removeSubrange(...last)
+        return text.split(separator: "\n")
       }
     }
   }
