@@ -40,6 +40,7 @@ struct HostileExecutorRouteTests {
   enum Route: String, CaseIterable, Sendable {
     case templates, operators, unary, brackets, elseIf, swizzles
     case drawInstances, drawVertices, drawIndexedInstances, dispatchWorkgroups
+    case indirectInstances, indirectFromGPU
     case trapBacktrace, endlessFrame, truncatedFlag, storeOp, indexFormat
   }
 
@@ -69,6 +70,17 @@ struct HostileExecutorRouteTests {
       // Boids' compute pass, dispatched 65535 × 65535 × 1.
       scene = try ExecutorFuzzer.Scene.record(png: try fixture(boids))
       try replace(0x18, with: Op(bytes: [0x18] + le32(65535) + le32(65535) + le32(1)))
+    case .indirectInstances, .indirectFromGPU:
+      // An argument buffer (INDIRECT | COPY_DST, or with STORAGE too: the GPU may write it)
+      // holding 3 vertices × 2³²−1 instances, drawn from.
+      let usage: [UInt8] = route == .indirectInstances ? [0x08, 0x01] : [0x88, 0x01]
+      let args = le32(3) + le32(.max) + le32(0) + le32(0)
+      scene.initOps.insert(
+        contentsOf: [
+          Op(bytes: [0x01, 40, 0] + le32(64) + usage),
+          Op(bytes: [0x20, 40, 0] + le32(0) + le32(0) + le32(0), blob: args, blobField: 7),
+        ], at: 0)
+      try replace(draw, with: Op(bytes: [0x1C, 40, 0] + le32(0)))
     case .trapBacktrace:
       return ExecutorFuzzer.png(scene, behaviour: .frameRecurses)
     case .endlessFrame:
@@ -89,7 +101,8 @@ struct HostileExecutorRouteTests {
   static func expected(_ route: Route) -> PngineError.Code {
     switch route {
     case .templates, .operators, .unary, .brackets, .elseIf, .swizzles: .shaderCompile
-    case .drawInstances, .drawVertices, .drawIndexedInstances, .dispatchWorkgroups:
+    case .drawInstances, .drawVertices, .drawIndexedInstances, .dispatchWorkgroups,
+      .indirectInstances, .indirectFromGPU:
       .budgetExceeded
     case .trapBacktrace: .trap
     case .endlessFrame: .outOfFuel

@@ -49,6 +49,20 @@ public struct GPULimits: Sendable, Hashable {
   /// Apple secondary thread has 512 KiB). The worst shader within the limits above was
   /// measured to need far less (see `scripts/measure-shader-stack`).
   public var shaderCompilerStackBytes: Int = 8 << 20
+  /// Indirect draws and dispatches read their arguments from a buffer. The host keeps what it
+  /// wrote into buffers made for them (usage INDIRECT without STORAGE or QUERY_RESOLVE, up to
+  /// this many bytes each: 64 KiB) and bounds those arguments as a direct command's.
+  public var maxIndirectBufferBytes: Int = 64 << 10
+  /// Vertices (or indices) × instances one indirect draw may ask for (2²⁴, as
+  /// `FrameBudgets.maxVerticesPerDraw`).
+  public var maxIndirectVertices: UInt64 = 1 << 24
+  /// Workgroups (x·y·z) one indirect dispatch may ask for (2²⁰, as
+  /// `FrameBudgets.maxWorkgroupsPerDispatch`).
+  public var maxIndirectWorkgroups: UInt64 = 1 << 20
+  /// Whether an indirect command may read arguments the GPU wrote (a compute shader, a copy,
+  /// a query resolve), which no host check can bound; off by default: such a command is
+  /// refused with `budgetExceeded`.
+  public var allowsUnboundedIndirect = false
   /// GPU memory one animation may allocate, buffers and textures together, in bytes (512 MiB
   /// by default). Textures count their estimated size (all mip levels and samples).
   public var gpuByteBudget: UInt64 = 512 << 20

@@ -62,6 +62,12 @@ public struct CommandChecker: Sendable {
   /// GPU bytes the defined buffers and textures take (textures estimated, see
   /// ``GPUValueRules/textureBytes(_:canvas:)``), against ``GPULimits/gpuByteBudget``.
   public private(set) var gpuBytes: UInt64 = 0
+  /// What the host wrote into each buffer made for indirect arguments (usage INDIRECT, at
+  /// most ``GPULimits/maxIndirectBufferBytes``), so that an indirect draw or dispatch is
+  /// bounded as a direct one is. A buffer whose contents the GPU may write (usage STORAGE or
+  /// QUERY_RESOLVE, a copy or a nested module's write into it) has none: its arguments are
+  /// unknown.
+  public private(set) var indirectContents: [UInt16: [UInt8]] = [:]
   /// The limits and budgets commands are checked against.
   public var limits: GPULimits
   /// The canvas size, which a texture without a size of its own takes.
@@ -77,6 +83,11 @@ public struct CommandChecker: Sendable {
     self.canvasWidth = canvasWidth
     self.canvasHeight = canvasHeight
   }
+
+  /// WebGPU's buffer usages that decide who writes indirect arguments.
+  static let storageUsage: UInt32 = 0x80
+  static let indirectUsage: UInt32 = 0x100
+  static let queryResolveUsage: UInt32 = 0x200
 
   /// The canvas texture id.
   public static let canvas: UInt16 = 0xFFFE
@@ -147,6 +158,40 @@ public struct CommandChecker: Sendable {
         )
       }
     }
+    /// The u32 arguments of an indirect command in buffer `id` at `offset`: checked to fit
+    /// (INDIRECT usage, 4-byte aligned), then read from what the host wrote; nil when the GPU
+    /// may have written them and ``GPULimits/allowsUnboundedIndirect`` lets that pass.
+    func indirect(_ id: UInt16, offset: UInt32, count: Int) throws(PngineError) -> [UInt32]? {
+      try need(.buffer, id)
+      let usage = bufferUsages[id] ?? 0
+      let size = UInt64(bufferSizes[id] ?? 0)
+      guard usage & Self.indirectUsage != 0 else {
+        throw fail(
+          .commandValidation,
+          "buffer \(id) lacks usage INDIRECT (it has 0x\(String(usage, radix: 16)))")
+      }
+      guard offset % 4 == 0, UInt64(offset) + UInt64(count * 4) <= size else {
+        throw fail(
+          .commandValidation,
+          "\(count * 4) bytes of arguments at offset \(offset) do not fit buffer \(id) of \(size) bytes in 4-byte words"
+        )
+      }
+      guard let contents = indirectContents[id] else {
+        if limits.allowsUnboundedIndirect { return nil }
+        throw fail(
+          .budgetExceeded,
+          "buffer \(id)'s arguments may be written by the GPU, so the work they ask for cannot be bounded (GPULimits.allowsUnboundedIndirect)"
+        )
+      }
+      let start = Int(offset)
+      return (0..<count).map { k in
+        let i = start + 4 * k
+        return UInt32(contents[i]) | UInt32(contents[i + 1]) << 8 | UInt32(contents[i + 2]) << 16
+          | UInt32(contents[i + 3]) << 24
+      }
+    }
+    /// Buffer `id`'s contents are no longer the host's alone.
+    func unknown(_ id: UInt16) { indirectContents[id] = nil }
     switch decoded.command {
     case .createBuffer(let id, let size, let usage):
       let effective = GPUValueRules.effectiveBufferUsage(usage)
@@ -160,6 +205,12 @@ public struct CommandChecker: Sendable {
       if !has(.buffer, id) {
         bufferSizes[id] = size
         bufferUsages[id] = effective
+        let gpuWrites = Self.storageUsage | Self.queryResolveUsage
+        if effective & Self.indirectUsage != 0, effective & gpuWrites == 0,
+          Int(size) <= limits.maxIndirectBufferBytes
+        {
+          indirectContents[id] = [UInt8](repeating: 0, count: Int(size))
+        }
       }
       define(.buffer, id)
     case .createTexture(let id, _):
@@ -288,10 +339,20 @@ public struct CommandChecker: Sendable {
     case .draw, .drawIndexed:
       try inPass(.render, "a draw")
       guard pipeline != nil else { throw fail(.resourceNotFound, "draw without a pipeline") }
-    case .drawIndirect(let b, _), .drawIndexedIndirect(let b, _):
+    case .drawIndirect(let b, let offset), .drawIndexedIndirect(let b, let offset):
       try inPass(.render, "a draw")
       guard pipeline != nil else { throw fail(.resourceNotFound, "draw without a pipeline") }
-      try need(.buffer, b)
+      let indexed = decoded.opcode == 0x1D
+      // vertexCount (or indexCount), instanceCount, …: 4 words, 5 indexed.
+      if let args = try indirect(b, offset: offset, count: indexed ? 5 : 4) {
+        let vertices = UInt64(args[0]) * UInt64(args[1])
+        guard vertices <= limits.maxIndirectVertices else {
+          throw fail(
+            .budgetExceeded,
+            "its arguments draw \(args[0]) \(indexed ? "indices" : "vertices") × \(args[1]) instances, over the \(limits.maxIndirectVertices) of one indirect draw"
+          )
+        }
+      }
     case .dispatch(let x, let y, let z):
       try inPass(.compute, "a dispatch")
       guard pipeline != nil else { throw fail(.resourceNotFound, "dispatch without a pipeline") }
@@ -299,10 +360,24 @@ public struct CommandChecker: Sendable {
       guard x <= cap, y <= cap, z <= cap else {
         throw fail(.commandValidation, "\(x)×\(y)×\(z) workgroups exceed \(cap) per axis")
       }
-    case .dispatchIndirect(let b, _):
+    case .dispatchIndirect(let b, let offset):
       try inPass(.compute, "a dispatch")
       guard pipeline != nil else { throw fail(.resourceNotFound, "dispatch without a pipeline") }
-      try need(.buffer, b)
+      if let args = try indirect(b, offset: offset, count: 3) {
+        let cap = limits.maxComputeWorkgroupsPerDimension
+        guard args.allSatisfy({ $0 <= cap }) else {
+          throw fail(
+            .commandValidation,
+            "its arguments ask \(args[0])×\(args[1])×\(args[2]) workgroups, over \(cap) per axis")
+        }
+        let groups = UInt64(args[0]) * UInt64(args[1]) * UInt64(args[2])
+        guard groups <= limits.maxIndirectWorkgroups else {
+          throw fail(
+            .budgetExceeded,
+            "its arguments ask \(groups) workgroups, over the \(limits.maxIndirectWorkgroups) of one indirect dispatch"
+          )
+        }
+      }
     case .endPass:
       guard pass != .none else { throw fail(.commandValidation, "endPass without an open pass") }
       pass = .none
@@ -318,17 +393,29 @@ public struct CommandChecker: Sendable {
       if case .bytes(let b)? = blob, !b.isEmpty {
         // Written as whole 4-byte words, the tail padded.
         try access(id, offset: offset, count: (UInt64(b.count) + 3) / 4 * 4, usage: 0x8)
+        if var contents = indirectContents[id] {
+          let start = Int(offset)
+          let end = min(contents.count, start + b.count)
+          if start < end { contents.replaceSubrange(start..<end, with: b[0..<(end - start)]) }
+          indirectContents[id] = contents
+        }
       }
     case .writeTimeUniform(let id, let offset, let size):
       try access(id, offset: offset, count: UInt64(min(size, 16)), usage: 0x8)
+      unknown(id)
     case .writePointerUniform(let id, let offset, let size):
       try access(id, offset: offset, count: UInt64(min(Int(size), 48) / 4 * 4), usage: 0x8)
+      unknown(id)
     case .writeBufferFromWasm(let id, _, _, _):
       try need(.buffer, id)
+      unknown(id)
+    case .resolveQuerySet(_, _, _, let d, _):
+      unknown(d)
     case .copyBufferToBuffer(let s, let so, let d, let dof, let size):
       guard s != d else { throw fail(.commandValidation, "a copy from buffer \(s) into itself") }
       try access(s, offset: so, count: UInt64(size), usage: 0x4)
       try access(d, offset: dof, count: UInt64(size), usage: 0x8)
+      unknown(d)
     case .setViewport(_, _, _, _, let minDepth, let maxDepth):
       try inPass(.render, "setViewport")
       guard minDepth.isFinite, maxDepth.isFinite, 0 <= minDepth, minDepth <= maxDepth,
@@ -374,8 +461,8 @@ public final class RecordingBackend: GPUBackend {
   /// Submits seen.
   public private(set) var submits = 0
 
-  /// Makes an empty backend.
-  public init() {}
+  /// Makes an empty backend checking against `limits`.
+  public init(limits: GPULimits = GPULimits()) { checker = CommandChecker(limits: limits) }
 
   /// Checks and records `commands`; stops at the first failing command (leaving no pass
   /// open).
