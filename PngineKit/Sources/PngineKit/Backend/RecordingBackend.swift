@@ -183,12 +183,9 @@ public struct CommandChecker: Sendable {
           "buffer \(id)'s arguments may be written by the GPU, so the work they ask for cannot be bounded (GPULimits.allowsUnboundedIndirect)"
         )
       }
-      let start = Int(offset)
-      return (0..<count).map { k in
-        let i = start + 4 * k
-        return UInt32(contents[i]) | UInt32(contents[i + 1]) << 8 | UInt32(contents[i + 2]) << 16
-          | UInt32(contents[i + 3]) << 24
-      }
+      // Inside the buffer (checked above), so every word reads.
+      let view = ByteView(contents)
+      return (0..<count).map { view.u32le(Int(offset) + 4 * $0) ?? 0 }
     }
     /// Buffer `id`'s contents are no longer the host's alone.
     func unknown(_ id: UInt16) { indirectContents[id] = nil }

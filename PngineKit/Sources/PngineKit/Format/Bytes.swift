@@ -51,3 +51,16 @@ func littleEndianFloatBytes(_ values: [Float], prefix size: Int) -> [UInt8] {
   }
   return Array(bytes.prefix(max(0, min(size, bytes.count))))
 }
+
+/// `value` as unsigned LEB128 (WebAssembly's encoding of sizes, counts and indices).
+func unsignedLEB128(_ value: UInt64) -> [UInt8] {
+  var value = value
+  var out: [UInt8] = []
+  repeat {
+    var byte = UInt8(value & 0x7F)
+    value >>= 7
+    if value != 0 { byte |= 0x80 }
+    out.append(byte)
+  } while value != 0
+  return out
+}

@@ -106,9 +106,9 @@ public struct ExecutorFuzzer: Sendable {
 
     /// Where `ref`'s pointer and length sit in a command's bytes.
     static func field(of ref: BlobRef, in bytes: [UInt8]) -> Int? {
-      guard bytes.count >= 9 else { return nil }
-      return (1...(bytes.count - 8)).first {
-        u32(bytes, $0) == ref.pointer && u32(bytes, $0 + 4) == ref.length
+      let view = ByteView(bytes)
+      return (1..<bytes.count).first {
+        view.u32le($0) == ref.pointer && view.u32le($0 + 4) == ref.length
       }
     }
   }
@@ -187,7 +187,7 @@ public struct ExecutorFuzzer: Sendable {
       }
       ops[at].bytes[1] = other.bytes[1]
       ops[at].bytes[2] = other.bytes[2]
-      return "id of \(at) = \(u16(other.bytes, 1))"
+      return "id of \(at) = \(ByteView(other.bytes).u16le(1) ?? 0)"
     case 7:
       // GPU work at its limits, in place of (or beside) the scene's own.
       let huge: [UInt32] = [0xFFFF_FFFF, 65535, 1 << 24, 1 << 20, 3]
@@ -408,17 +408,7 @@ public struct ExecutorFuzzer: Sendable {
 
 /// Encodings of the few WebAssembly instructions the generated executors use.
 enum Wasm {
-  static func uleb(_ value: Int) -> [UInt8] {
-    var v = UInt64(value)
-    var out: [UInt8] = []
-    repeat {
-      var byte = UInt8(v & 0x7F)
-      v >>= 7
-      if v != 0 { byte |= 0x80 }
-      out.append(byte)
-    } while v != 0
-    return out
-  }
+  static func uleb(_ value: Int) -> [UInt8] { unsignedLEB128(UInt64(value)) }
 
   static func sleb(_ value: Int64) -> [UInt8] {
     var v = value
@@ -522,9 +512,3 @@ private func le32(_ v: UInt32) -> [UInt8] {
 }
 
 private func le16(_ v: UInt16) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8)] }
-
-private func u32(_ b: [UInt8], _ i: Int) -> UInt32 {
-  UInt32(b[i]) | UInt32(b[i + 1]) << 8 | UInt32(b[i + 2]) << 16 | UInt32(b[i + 3]) << 24
-}
-
-private func u16(_ b: [UInt8], _ i: Int) -> UInt16 { UInt16(b[i]) | UInt16(b[i + 1]) << 8 }

@@ -132,14 +132,15 @@ struct ExecutorImage: Sendable {
       guard end <= bytes.count else { return nil }
       if id == 7 {
         guard let (count, countLength) = readLEB(bytes, at: start) else { return nil }
-        var content = leb(count + UInt64(globals.count))
+        var content = unsignedLEB128(count + UInt64(globals.count))
         content += bytes[(start + countLength)..<end]
         for global in globals {
           let name = Array(exportName(global: global).utf8)
-          content += leb(UInt64(name.count)) + name + [0x03] + leb(UInt64(global))
+          content +=
+            unsignedLEB128(UInt64(name.count)) + name + [0x03] + unsignedLEB128(UInt64(global))
         }
         out.append(7)
-        out += leb(UInt64(content.count))
+        out += unsignedLEB128(UInt64(content.count))
         out += content
         rewrote = true
       } else {
@@ -185,9 +186,9 @@ struct ExecutorImage: Sendable {
           maximum = min(declared, maximumPages)
         }
         guard p == end, minimum <= maximum else { return nil }
-        let content = [1, 1] + leb(minimum) + leb(maximum)
+        let content = [1, 1] + unsignedLEB128(minimum) + unsignedLEB128(maximum)
         out.append(5)
-        out += leb(UInt64(content.count))
+        out += unsignedLEB128(UInt64(content.count))
         out += content
         rewrote = true
       } else {
@@ -212,17 +213,6 @@ struct ExecutorImage: Sendable {
     return nil
   }
 
-  private static func leb(_ value: UInt64) -> [UInt8] {
-    var value = value
-    var out: [UInt8] = []
-    repeat {
-      var byte = UInt8(value & 0x7F)
-      value >>= 7
-      if value != 0 { byte |= 0x80 }
-      out.append(byte)
-    } while value != 0
-    return out
-  }
 }
 
 /// Notes the first instruction that writes a table or drops or applies a segment.
