@@ -1,5 +1,6 @@
 import CPngineWGPU
 import CWGPU
+import Dispatch
 import PngineKit
 import Synchronization
 
@@ -17,12 +18,20 @@ import Synchronization
 /// with ``PngineError/Code/deviceLost``; the provider then opens a new device for whoever asks
 /// next, so each animation, reloaded, continues on it (``PngineHeadlessDriver`` does this by
 /// the player's policy).
+///
+/// Submits run on the device's own thread, waited for up to ``GPULimits/submitTimeout``
+/// (``runBounded(timeout:_:)``). A submit that overruns gives the device up: it counts as lost
+/// from then on (``isLost``) without another call into wgpu, and what is released later waits
+/// on that thread behind the hung work (``afterWork(_:)``), so no caller ever blocks on it.
 public final class PngineDevice: @unchecked Sendable {
-  // `@unchecked`: the context is only used inside `lock`, and the names are immutable.
+  // `@unchecked`: the context is only used inside `lock` (or, for a submit, on `worker` while
+  // the caller holds `lock` and waits), and the names are immutable.
   let context: OpaquePointer
   let device: WGPUDevice
   let queue: WGPUQueue
   private let lock = Mutex(())
+  private let worker = DispatchQueue(label: "PngineDevice.submit")
+  private let givenUp = Atomic<Bool>(false)
   /// The adapter, e.g. `llvmpipe (LLVM 15.0.7, 256 bits) (Vulkan)`.
   public let adapterName: String
 
@@ -43,13 +52,54 @@ public final class PngineDevice: @unchecked Sendable {
 
   deinit { pg_gpu_free(context) }
 
-  /// Whether the device was lost (pending callbacks delivered first).
-  public var isLost: Bool { withDevice { pg_gpu_refresh_lost(context) != 0 } }
+  /// Whether the device was lost (pending callbacks delivered first), or given up after a
+  /// submit overran its time (``isGivenUp``).
+  public var isLost: Bool {
+    isGivenUp || withDevice { pg_gpu_refresh_lost(context) != 0 }
+  }
+
+  /// Whether a submit on this device overran ``GPULimits/submitTimeout`` and the device was
+  /// given up: its thread may still be inside that work, so nothing else calls into wgpu on it.
+  public var isGivenUp: Bool { givenUp.load(ordering: .acquiring) }
 
   /// Destroys the device, as a driver reset or an unplugged GPU would: every animation on it
   /// fails with ``PngineError/Code/deviceLost`` from its next command. For tests of device
   /// loss and recovery.
-  public func destroy() { withDevice { pg_gpu_destroy_device(context) } }
+  public func destroy() {
+    guard !isGivenUp else { return }
+    withDevice { pg_gpu_destroy_device(context) }
+  }
+
+  /// Runs `work` on the device's thread and waits up to `timeout` for its result; nil when it
+  /// overran, and the device is then given up (``isGivenUp``). The work keeps this device (and
+  /// whatever it captured) alive until it ends, however long after. Called holding the
+  /// device's lock, so the work has the device to itself while it is waited for.
+  func runBounded<T: Sendable>(timeout: Duration, _ work: @escaping @Sendable () -> T) -> T? {
+    let done = DispatchSemaphore(value: 0)
+    let result = Slot<T>()
+    worker.async { [self] in
+      let value = work()
+      result.value.withLock { $0 = value }
+      done.signal()
+      withExtendedLifetime(self) {}
+    }
+    let (seconds, attoseconds) = timeout.components
+    let nanoseconds = max(0, seconds) * 1_000_000_000 + attoseconds / 1_000_000_000
+    if done.wait(timeout: .now() + .nanoseconds(Int(clamping: nanoseconds))) == .timedOut {
+      givenUp.store(true, ordering: .releasing)
+      return nil
+    }
+    return result.value.withLock { $0.take() }
+  }
+
+  /// Runs `body` on the device's thread after whatever work it holds (on a device given up,
+  /// once the hung submit ends): releases that must not block their caller.
+  func afterWork(_ body: @escaping @Sendable () -> Void) {
+    worker.async { [self] in
+      body()
+      withExtendedLifetime(self) {}
+    }
+  }
 
   /// Runs `body` holding the device's lock: the one way into wgpu for everything on this
   /// device.
@@ -58,6 +108,11 @@ public final class PngineDevice: @unchecked Sendable {
   {
     try lock.withLock { _ throws(Failure) in try body() }
   }
+}
+
+/// A result handed from the device's thread to the caller waiting for it.
+private final class Slot<T: Sendable>: Sendable {
+  let value = Mutex<T?>(nil)
 }
 
 /// Where animations get their ``PngineDevice``: the one device of the provider, opened on first

@@ -71,7 +71,7 @@ public final class PngineHeadlessDriver {
   /// A driver for `png` presented on `surface` at `width × height` (a `CAMetalLayer` on
   /// Apple, an X11 window on Linux); nothing loaded until ``load(now:)``. Its frames are
   /// presented, not read back (``lastImage`` stays `nil`). `transparent`: see
-  /// ``PngineRenderer/init(png:surface:width:height:configuration:transparent:devices:)``.
+  /// ``PngineRenderer/init(png:surface:width:height:configuration:limits:transparent:devices:)``.
   /// `devices`: as for an offscreen driver.
   public convenience init(
     png: [UInt8], surface: SurfaceSource, width: UInt32, height: UInt32,
@@ -158,10 +158,12 @@ public final class PngineHeadlessDriver {
   private func makeRenderer() throws(PngineError) -> PngineRenderer {
     if let surface {
       return try PngineRenderer(
-        png: png, surface: surface, width: width, height: height, transparent: transparent,
-        devices: devices)
+        png: png, surface: surface, width: width, height: height,
+        limits: player.configuration.gpuLimits, transparent: transparent, devices: devices)
     }
-    return try PngineRenderer(png: png, width: width, height: height, devices: devices)
+    return try PngineRenderer(
+      png: png, width: width, height: height, limits: player.configuration.gpuLimits,
+      devices: devices)
   }
 
   private func perform(_ list: [PnginePlayer.Action], now: Double) {
@@ -204,6 +206,11 @@ public final class PngineHeadlessDriver {
         } catch {
           lastError = error
           onError?(error)
+          if error.code == .gpuTimeout {
+            // The frame's work overran: the same frame would again, so no reload.
+            perform(player.frameTimedOut(error: error.description, now: now), now: now)
+            continue
+          }
           if error.code == .deviceLost {
             // A new device, the animation made again on it (the player decides how often).
             perform(player.deviceLost(error: error.description, now: now), now: now)

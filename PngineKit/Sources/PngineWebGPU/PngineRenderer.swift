@@ -20,14 +20,16 @@ public final class PngineRenderer {
 
   /// Loads `png` and executes its `init` commands on an offscreen canvas, on the device of
   /// `devices` (by default the one shared by every animation in the process: see
-  /// ``PngineDevice``).
+  /// ``PngineDevice``). `limits`: what its GPU commands are checked against, and how long a
+  /// frame's GPU work may take (``GPULimits``).
   public convenience init(
     png: [UInt8], width: UInt32, height: UInt32,
-    configuration: PngineConfiguration = PngineConfiguration(),
+    configuration: PngineConfiguration = PngineConfiguration(), limits: GPULimits = GPULimits(),
     devices: PngineDeviceProvider = .shared
   ) throws(PngineError) {
     try self.init(
-      png: png, backend: try WebGPUBackend(width: width, height: height, devices: devices),
+      png: png,
+      backend: try WebGPUBackend(width: width, height: height, limits: limits, devices: devices),
       configuration: configuration)
   }
 
@@ -35,16 +37,17 @@ public final class PngineRenderer {
   /// `surface` at `width × height` (a `CAMetalLayer`, an X11 window: see ``SurfaceSource``).
   /// Should `init` draw to the canvas, that texture is presented. `transparent`: what the
   /// canvas leaves transparent shows what is behind the layer (a premultiplied alpha mode).
+  /// `limits`: as offscreen.
   public convenience init(
     png: [UInt8], surface: SurfaceSource, width: UInt32, height: UInt32,
-    configuration: PngineConfiguration = PngineConfiguration(), transparent: Bool = false,
-    devices: PngineDeviceProvider = .shared
+    configuration: PngineConfiguration = PngineConfiguration(), limits: GPULimits = GPULimits(),
+    transparent: Bool = false, devices: PngineDeviceProvider = .shared
   ) throws(PngineError) {
     try self.init(
       png: png,
       backend: try WebGPUBackend(
-        surface: surface, width: width, height: height, transparent: transparent,
-        devices: devices),
+        surface: surface, width: width, height: height, limits: limits,
+        transparent: transparent, devices: devices),
       configuration: configuration)
   }
 

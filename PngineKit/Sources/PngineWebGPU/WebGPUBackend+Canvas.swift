@@ -301,20 +301,42 @@ extension WebGPUBackend {
       wgpuCommandBufferRelease(commands)
       throw error
     }
-    var list: [WGPUCommandBuffer?] = [commands]
-    wgpuQueueSubmit(queue, 1, &list)
-    wgpuCommandBufferRelease(commands)
-    let row = Int(width) * 4
-    var pixels = [UInt8](repeating: 0, count: row * Int(height))
-    var message = [CChar](repeating: 0, count: 1024)
-    let status = pixels.withUnsafeMutableBytes {
-      pg_gpu_read_rows(
-        gpu, readback, paddedRow, row, Int(height), $0.baseAddress, &message, message.count)
+    // The copy's submit and the map wait, on the device's thread within the time limit; the
+    // rows are read into memory that thread owns, so an overrun leaves nothing of ours to it.
+    let work = SubmitWork(gpu: gpu, queue: queue, commands: commands)
+    let (row, rows, padded, buffer) = (Int(width) * 4, Int(height), paddedRow, readback)
+    let target = ReadTarget(buffer: buffer)
+    let read = gpuDevice.runBounded(timeout: checker.limits.submitTimeout) {
+      () -> Result<[UInt8], ReadFailure> in
+      var list: [WGPUCommandBuffer?] = [work.commands]
+      wgpuQueueSubmit(work.queue, 1, &list)
+      wgpuCommandBufferRelease(work.commands)
+      var pixels = [UInt8](repeating: 0, count: row * rows)
+      var message = [CChar](repeating: 0, count: 1024)
+      let status = pixels.withUnsafeMutableBytes {
+        pg_gpu_read_rows(
+          work.gpu, target.buffer, padded, row, rows, $0.baseAddress, &message, message.count)
+      }
+      return status == 0 ? .success(pixels) : .failure(ReadFailure(message: text(message)))
     }
-    guard status == 0 else {
+    guard let read else { throw timedOut(.init(call: "readCanvas")) }
+    let pixels: [UInt8]
+    switch read {
+    case .success(let read): pixels = read
+    case .failure(let failure):
       try checkLost(PngineError.Location(call: "readCanvas"))
-      throw PngineError(.renderFailed, text(message), location: .init(call: "readCanvas"))
+      throw PngineError(.renderFailed, failure.message, location: .init(call: "readCanvas"))
     }
     return RGBAImage(width: Int(width), height: Int(height), pixels: pixels)
   }
+}
+
+/// The read-back buffer, handed to the device's thread for one read.
+struct ReadTarget: @unchecked Sendable {
+  let buffer: WGPUBuffer
+}
+
+/// Why the canvas could not be read back (wgpu's message).
+struct ReadFailure: Error {
+  let message: String
 }

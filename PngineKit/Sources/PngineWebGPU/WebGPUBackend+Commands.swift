@@ -397,15 +397,34 @@ extension WebGPUBackend {
       wgpuCommandBufferRelease(commands)
       throw error
     }
-    pg_gpu_push_scope(gpu)
-    var list: [WGPUCommandBuffer?] = [commands]
-    wgpuQueueSubmit(queue, 1, &list)
-    wgpuCommandBufferRelease(commands)
-    if pg_gpu_pop_scope(gpu, &message, message.count) != 0 {
+    // On the device's thread, waited for up to the limit: a CPU driver runs the frame's
+    // work inside the submit, and nothing else could end it (see GPULimits.submitTimeout).
+    let work = SubmitWork(gpu: gpu, queue: queue, commands: commands)
+    let rejection = gpuDevice.runBounded(timeout: checker.limits.submitTimeout) {
+      () -> String? in
+      pg_gpu_push_scope(work.gpu)
+      var list: [WGPUCommandBuffer?] = [work.commands]
+      wgpuQueueSubmit(work.queue, 1, &list)
+      wgpuCommandBufferRelease(work.commands)
+      var message = [CChar](repeating: 0, count: 8192)
+      return pg_gpu_pop_scope(work.gpu, &message, message.count) != 0 ? text(message) : nil
+    }
+    guard let rejection else {
+      throw timedOut(decoded.location(call: call))
+    }
+    if let rejection {
       try checkLost(decoded.location(call: call))
       throw PngineError(
-        .gpuValidation, "the frame was rejected at submit: \(text(message))",
+        .gpuValidation, "the frame was rejected at submit: \(rejection)",
         location: decoded.location(call: call))
     }
   }
+}
+
+/// What a submit on the device's thread needs: C handles, used there only while the caller
+/// holds the device's lock and waits (or, after a timeout, by that thread alone).
+struct SubmitWork: @unchecked Sendable {
+  let gpu: OpaquePointer
+  let queue: WGPUQueue
+  let commands: WGPUCommandBuffer
 }

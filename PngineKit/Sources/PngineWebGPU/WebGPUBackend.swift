@@ -185,7 +185,14 @@ public final class WebGPUBackend: GPUBackend {
   }
 
   deinit {
-    gpuDevice.withDevice { releaseAll() }
+    let held = HeldObjects(self)
+    // On a device given up, a hung submit may still be inside wgpu: the releases wait behind
+    // it on the device's thread rather than block whoever lets this backend go.
+    if gpuDevice.isGivenUp {
+      gpuDevice.afterWork { held.release() }
+    } else {
+      gpuDevice.withDevice { held.release() }
+    }
   }
 
   /// Runs `body` holding the device's lock (see ``PngineDevice``).
@@ -193,18 +200,6 @@ public final class WebGPUBackend: GPUBackend {
     -> Result
   {
     try gpuDevice.withDevice(body)
-  }
-
-  func releaseAll() {
-    if let p = renderPass { wgpuRenderPassEncoderRelease(p) }
-    if let p = computePass { wgpuComputePassEncoderRelease(p) }
-    if let e = encoder { wgpuCommandEncoderRelease(e) }
-    tables.releaseAll()
-    if let readback { wgpuBufferRelease(readback) }
-    if let canvasView { wgpuTextureViewRelease(canvasView) }
-    if let canvas { wgpuTextureRelease(canvas) }
-    releaseFrameTexture()
-    if let surface { pg_surface_release(gpu, surface) }
   }
 
   /// Destroys the device, as a driver reset or an unplugged GPU would: every later command
@@ -257,11 +252,27 @@ public final class WebGPUBackend: GPUBackend {
   /// Throws ``PngineError/Code/deviceLost`` when the device is gone. `refresh`: deliver
   /// pending callbacks first (before a submit, which wgpu-native makes fatal on a lost device).
   func checkLost(_ at: PngineError.Location, refresh: Bool = false) throws(PngineError) {
+    if gpuDevice.isGivenUp {
+      throw PngineError(
+        .deviceLost, "the GPU device was given up: a submit on it overran its time limit",
+        location: at)
+    }
     guard (refresh ? pg_gpu_refresh_lost(gpu) : pg_gpu_lost_flag(gpu)) != 0 else { return }
     var message = [CChar](repeating: 0, count: 1024)
     if pg_gpu_is_lost(gpu, &message, message.count) != 0 {
       throw PngineError(.deviceLost, "the GPU device was lost: \(text(message))", location: at)
     }
+  }
+
+  /// The error of a submit that overran ``GPULimits/submitTimeout`` (the device is given up).
+  func timedOut(_ at: PngineError.Location) -> PngineError {
+    let limit = checker.limits.submitTimeout
+    return PngineError(
+      .gpuTimeout,
+      "the GPU did not finish the frame's work within \(limit); the device was given up, "
+        + "and the animation stops (its work may be unbounded per invocation: a loop over a "
+        + "whole buffer in every shader call)",
+      location: at)
   }
 
   /// Runs `body` inside an error scope and hands what it made to `keep` only when WebGPU
@@ -365,6 +376,18 @@ public final class WebGPUBackend: GPUBackend {
   /// After a failed command: closes the open pass and drops the frame's encoder (its commands
   /// are not submitted), so that the next call starts clean.
   func abandonFrame() {
+    if gpuDevice.isGivenUp {
+      // Nothing more reaches wgpu here: the releases wait behind the hung work.
+      let held = HeldObjects(
+        gpu: gpu, renderPass: renderPass, computePass: computePass, encoder: encoder)
+      gpuDevice.afterWork { held.release() }
+      renderPass = nil
+      computePass = nil
+      encoder = nil
+      currentPipeline = nil
+      checker.abandonPass()
+      return
+    }
     if let p = renderPass {
       wgpuRenderPassEncoderEnd(p)
       wgpuRenderPassEncoderRelease(p)
@@ -385,4 +408,58 @@ public final class WebGPUBackend: GPUBackend {
     checker.abandonPass()
   }
 
+}
+
+/// What a backend holds in wgpu, taken out of it to be released: under the device's lock, or
+/// on a device given up, on the device's thread after the hung work.
+struct HeldObjects: @unchecked Sendable {
+  let gpu: OpaquePointer
+  var renderPass: WGPURenderPassEncoder?
+  var computePass: WGPUComputePassEncoder?
+  var encoder: WGPUCommandEncoder?
+  var tables = GPUResourceTables()
+  var readback: WGPUBuffer?
+  var canvasView: WGPUTextureView?
+  var canvas: WGPUTexture?
+  var frameView: WGPUTextureView?
+  var frameTexture: WGPUTexture?
+  var surface: WGPUSurface?
+
+  init(
+    gpu: OpaquePointer, renderPass: WGPURenderPassEncoder?, computePass: WGPUComputePassEncoder?,
+    encoder: WGPUCommandEncoder?
+  ) {
+    self.gpu = gpu
+    self.renderPass = renderPass
+    self.computePass = computePass
+    self.encoder = encoder
+  }
+
+  init(_ backend: WebGPUBackend) {
+    self.init(
+      gpu: backend.gpu, renderPass: backend.renderPass, computePass: backend.computePass,
+      encoder: backend.encoder)
+    tables = backend.tables
+    readback = backend.readback
+    canvasView = backend.canvasView
+    canvas = backend.canvas
+    frameView = backend.frameView
+    frameTexture = backend.frameTexture
+    surface = backend.surface
+  }
+
+  /// Releases each object once, users before what they use.
+  func release() {
+    if let renderPass { wgpuRenderPassEncoderRelease(renderPass) }
+    if let computePass { wgpuComputePassEncoderRelease(computePass) }
+    if let encoder { wgpuCommandEncoderRelease(encoder) }
+    var tables = tables
+    tables.releaseAll()
+    if let readback { wgpuBufferRelease(readback) }
+    if let canvasView { wgpuTextureViewRelease(canvasView) }
+    if let canvas { wgpuTextureRelease(canvas) }
+    if let frameView { wgpuTextureViewRelease(frameView) }
+    if let frameTexture { wgpuTextureRelease(frameTexture) }
+    if let surface { pg_surface_release(gpu, surface) }
+  }
 }

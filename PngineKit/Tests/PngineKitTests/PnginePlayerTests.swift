@@ -190,6 +190,20 @@ struct PnginePlayerTests {
     #expect(clock.player.deviceRecoveries == 0)
   }
 
+  @Test("a frame past the GPU's time limit pauses at once: no reload, whatever recoveries are left")
+  func gpuTimeoutPauses() {
+    var clock = PlayerClock { $0.maximumDeviceRecoveries = 3 }
+    clock.run(seconds: 0.5, hz: 60)
+    let rendered = clock.rendered.count
+    #expect(
+      clock.player.frameTimedOut(error: "overran", now: clock.now)
+        == [.autoPaused(failures: 1, lastError: "overran")])
+    #expect(clock.player.phase == .paused && clock.player.pauseReason == .failures)
+    #expect(clock.player.deviceRecoveries == 0)
+    clock.run(seconds: 0.5, hz: 60)
+    #expect(clock.rendered.count == rendered, "nothing rendered while paused")
+  }
+
   @Test("repeat(3) plays three passes, then finishes once at the end")
   func repeatCount() {
     var clock = PlayerClock {

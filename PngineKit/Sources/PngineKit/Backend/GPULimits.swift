@@ -66,6 +66,16 @@ public struct GPULimits: Sendable, Hashable {
   /// GPU memory one animation may allocate, buffers and textures together, in bytes (512 MiB
   /// by default). Textures count their estimated size (all mip levels and samples).
   public var gpuByteBudget: UInt64 = 512 << 20
+  /// How long one submit of a frame's GPU work (or of the canvas read-back) may take, waited
+  /// for on the device's own thread: 10 s by default. Budgets bound how much work a command
+  /// asks for, not what each shader invocation costs (a loop over a whole buffer per
+  /// invocation), so time is the last bound. Past it the device is given up: the animation
+  /// fails with `gpuTimeout`, the others on the device with `deviceLost` (and move to a new
+  /// device), and the app's thread is free again. A real GPU's work runs after the submit
+  /// returns, under the system's own watchdog; a CPU driver (lavapipe) does it inside the
+  /// submit, where this is the only end it has. The default leaves a CPU driver room for a
+  /// full-screen shader at 1280×768 (about 2 s a frame measured on lavapipe).
+  public var submitTimeout: Duration = .seconds(10)
 
   /// WebGPU's defaults and the default budgets.
   public init() {}

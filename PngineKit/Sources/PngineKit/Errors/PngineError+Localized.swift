@@ -58,7 +58,7 @@ extension PngineError: LocalizedError {
       .cannotRun
     case .outOfFuel, .trap, .pointerOutOfBounds, .executorStatus, .budgetExceeded,
       .executorStopped, .invalidCommandBuffer, .commandValidation, .outOfMemory,
-      .resourceNotFound, .invalidArgument, .invalidDescriptor:
+      .resourceNotFound, .invalidArgument, .invalidDescriptor, .gpuTimeout:
       .stopped
     case .gpuValidation, .shaderCompile, .pipelineCreate, .renderFailed, .computeFailed,
       .textureUnavailable:

@@ -96,6 +96,10 @@ public struct PngineError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let gpuUnavailable = Code(rawValue: -132)
     /// A descriptor blob (texture, sampler, bind group, pipeline JSON) is malformed.
     public static let invalidDescriptor = Code(rawValue: -133)
+    /// The GPU did not finish a frame's work within ``GPULimits/submitTimeout``: the device
+    /// was given up (every other animation on it sees ``deviceLost`` and moves to a new one),
+    /// and this animation stops rather than run the same work again.
+    public static let gpuTimeout = Code(rawValue: -134)
 
     /// Upstream's native code this code falls under.
     public var nativeCode: Code {
@@ -105,7 +109,7 @@ public struct PngineError: Error, Sendable, Hashable, CustomStringConvertible {
         return .bytecodeInvalid
       case .limitExceeded, .memoryLimit: return .outOfMemory
       case .outOfFuel, .trap, .pointerOutOfBounds, .executorStatus, .budgetExceeded,
-        .executorStopped, .commandValidation, .gpuValidation:
+        .executorStopped, .commandValidation, .gpuValidation, .gpuTimeout:
         return .renderFailed
       case .deviceLost, .gpuUnavailable: return .contextFailed
       case .invalidDescriptor: return .invalidArgument
@@ -127,6 +131,7 @@ public struct PngineError: Error, Sendable, Hashable, CustomStringConvertible {
         -118: "budgetExceeded", -119: "executorStopped",
         -120: "invalidCommandBuffer", -121: "commandValidation", -130: "gpuValidation",
         -131: "deviceLost", -132: "gpuUnavailable", -133: "invalidDescriptor",
+        -134: "gpuTimeout",
       ]
       return names[rawValue] ?? "code(\(rawValue))"
     }

@@ -32,6 +32,9 @@ extension PnginePlayer {
     public var maximumDeviceRecoveries = 3
     /// The highest frame rate in Low Power mode (default 30); nil changes nothing.
     public var lowPowerFrameRate: Double? = 30
+    /// What the animation's GPU commands are checked against, and how long one frame's GPU
+    /// work may take (``GPULimits/submitTimeout``): WebGPU's defaults and the default budgets.
+    public var gpuLimits = GPULimits()
 
     /// The defaults: speed 1, looping, 60 fps at most, pause and restore in the background,
     /// auto-pause after 5 failed frames in a row, autoplay.

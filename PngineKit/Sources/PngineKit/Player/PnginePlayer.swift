@@ -326,6 +326,19 @@ public struct PnginePlayer: Sendable {
     return [.autoPaused(failures: consecutiveFailures, lastError: error)]
   }
 
+  /// The frame asked for by the last ``Action/render(time:frame:)`` did not finish on the GPU
+  /// within its time (``PngineError/Code/gpuTimeout``): the player pauses at once
+  /// (``PauseReason/failures``), with no retry and no reload, since the same frame would ask
+  /// for the same work again.
+  public mutating func frameTimedOut(error: String, now: Double) -> [Action] {
+    frameInFlight = false
+    frameCounter += 1
+    consecutiveFailures += 1
+    guard phase == .playing else { return [] }
+    pause(.failures)
+    return [.autoPaused(failures: consecutiveFailures, lastError: error)]
+  }
+
   /// The frame asked for by the last ``Action/render(time:frame:)`` finished.
   public mutating func frameFinished(succeeded: Bool, error: String? = nil, now: Double)
     -> [Action]
