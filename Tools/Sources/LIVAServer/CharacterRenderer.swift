@@ -15,6 +15,9 @@ struct CharacterPose: Hashable, Sendable {
   var gazeY = 0.0
   var hand = 0.0
   var wave = 0.0
+  /// Camera-like grain: 0 draws flat colour; any other value adds a fixed fine texture and
+  /// sensor noise seeded by it (one seed per frame, the same for the frame's sprites).
+  var grain: UInt64 = 0
 
   /// `a + (b - a) × t`, parameter by parameter.
   static func mix(_ a: CharacterPose, _ b: CharacterPose, _ t: Double) -> CharacterPose {
@@ -116,7 +119,7 @@ struct CharacterRenderer: Sendable {
     image.pixels.withUnsafeMutableBufferPointer { buffer in
       for py in 0..<height {
         for px in 0..<width {
-          let c = color(px, py, pose, mouth)
+          let c = Self.grained(color(px, py, pose, mouth), px, py, pose.grain)
           let i = (py * width + px) * 4
           buffer[i] = Self.byte(c.r)
           buffer[i + 1] = Self.byte(c.g)
@@ -150,7 +153,8 @@ struct CharacterRenderer: Sendable {
     image.pixels.withUnsafeMutableBufferPointer { buffer in
       for y in 0..<rect.height {
         for x in 0..<rect.width {
-          let c = color(rect.x + x, rect.y + y, pose, mouth)
+          let c = Self.grained(
+            color(rect.x + x, rect.y + y, pose, mouth), rect.x + x, rect.y + y, pose.grain)
           let dx = (Double(x) + 0.5 - cx) / cx
           let dy = (Double(y) + 0.5 - cy) / cy
           let r = (dx * dx + dy * dy).squareRoot()
@@ -210,6 +214,34 @@ struct CharacterRenderer: Sendable {
   }
 
   private static func scaled(_ c: Color, _ f: Double) -> Color { (c.r * f, c.g * f, c.b * f) }
+
+  /// `c` with camera-like grain when `seed` is nonzero: a fixed fine texture of about ±6 levels
+  /// (the same in every frame, as skin, cloth and background detail are) and per-frame sensor
+  /// noise of about ±3, luminance mostly. PNG then compresses a frame about as it does a
+  /// photograph's, where the flat colours compress many times better.
+  private static func grained(_ c: Color, _ px: Int, _ py: Int, _ seed: UInt64) -> Color {
+    guard seed != 0 else { return c }
+    let position = UInt64(UInt32(truncatingIfNeeded: px)) << 32
+      | UInt64(UInt32(truncatingIfNeeded: py))
+    let fixed = mixBits(position)
+    let noise = mixBits(position ^ mixBits(seed))
+    func unit(_ bits: UInt64, _ shift: UInt64) -> Double {
+      Double((bits >> shift) & 0xFFFF) / 65535 - 0.5
+    }
+    let texture = (unit(fixed, 0) + unit(fixed, 16)) * 12 / 255
+    let luma = (unit(noise, 0) + unit(noise, 16)) * 6 / 255
+    let chroma = (r: unit(noise, 32) * 2 / 255, b: unit(noise, 48) * 2 / 255)
+    let shift = texture + luma
+    return (c.r + shift + chroma.r, c.g + shift, c.b + shift + chroma.b)
+  }
+
+  /// A 64-bit mix (splitmix64's finalizer): neighbouring inputs give unrelated outputs.
+  static func mixBits(_ value: UInt64) -> UInt64 {
+    var z = value &+ 0x9E37_79B9_7F4A_7C15
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
 
   private static func byte(_ value: Double) -> UInt8 {
     UInt8(max(0, min(255, (value * 255).rounded())))

@@ -49,16 +49,21 @@ public struct SampleAvatar: Sendable {
     /// Whether to include the second talking pose (`talking_2`) and the switches between the
     /// two talking poses.
     public var includesSecondTalkingPose: Bool
+    /// Whether frames carry camera-like grain (a fixed fine texture and per-frame sensor
+    /// noise), so that they compress as a filmed avatar's do rather than as flat cartoon
+    /// colours (about 10× better). Sprites carry the same grain as their frame.
+    public var photographic: Bool
 
     /// Creates a configuration.
     public init(
       width: Int = 512, height: Int = 512, includesGreeting: Bool = true,
-      includesSecondTalkingPose: Bool = true
+      includesSecondTalkingPose: Bool = true, photographic: Bool = false
     ) {
       self.width = width
       self.height = height
       self.includesGreeting = includesGreeting
       self.includesSecondTalkingPose = includesSecondTalkingPose
+      self.photographic = photographic
     }
   }
 
@@ -79,9 +84,11 @@ public struct SampleAvatar: Sendable {
     renderer = CharacterRenderer(width: configuration.width, height: configuration.height)
   }
 
-  /// The version string of every animation: generator version and size.
+  /// The version string of every animation: generator version, size, and `-photographic`
+  /// for the grained variant.
   public var version: String {
     "sample-\(Self.generatorVersion)-\(configuration.width)x\(configuration.height)"
+      + (configuration.photographic ? "-photographic" : "")
   }
 
   // MARK: - Animations
@@ -243,11 +250,22 @@ public struct SampleAvatar: Sendable {
   private func pose(_ spec: Spec, _ frame: Int) -> CharacterPose {
     let start = Self.keyPoses[spec.name.from] ?? CharacterPose()
     let end = Self.keyPoses[spec.name.to] ?? CharacterPose()
-    if frame == 0 { return start }
-    if frame == spec.frames - 1 { return end }
-    let u = Double(frame) / Double(spec.frames - 1)
-    var pose = CharacterPose.mix(start, end, CharacterRenderer.smoothstep(0, 1, u))
-    spec.motion(&pose, u, Double(frame) / Double(spec.fps))
+    var pose: CharacterPose
+    if frame == 0 {
+      pose = start
+    } else if frame == spec.frames - 1 {
+      pose = end
+    } else {
+      let u = Double(frame) / Double(spec.frames - 1)
+      pose = CharacterPose.mix(start, end, CharacterRenderer.smoothstep(0, 1, u))
+      spec.motion(&pose, u, Double(frame) / Double(spec.fps))
+    }
+    if configuration.photographic {
+      // One seed per frame (FNV-1a of the animation's name, then the index), never 0.
+      var seed: UInt64 = 0xCBF2_9CE4_8422_2325
+      for byte in spec.name.rawValue.utf8 { seed = (seed ^ UInt64(byte)) &* 0x100_0000_01B3 }
+      pose.grain = CharacterRenderer.mixBits(seed ^ UInt64(frame)) | 1
+    }
     return pose
   }
 
@@ -367,6 +385,7 @@ public struct SampleAvatar: Sendable {
   /// `sample-avatar-512x512`.
   public var cacheDirectoryName: String {
     "sample-avatar-\(configuration.width)x\(configuration.height)"
+      + (configuration.photographic ? "-photographic" : "")
   }
 
   /// The pack in `cacheDirectory`, generated when it is missing, unreadable, or made by
@@ -415,6 +434,7 @@ public struct SampleAvatar: Sendable {
       && pack.manifest.width == configuration.width
       && pack.manifest.height == configuration.height
       && Set(pack.animations.keys) == Set(animations)
+      && pack.animations.values.allSatisfy { $0.version == version }
   }
 }
 

@@ -34,6 +34,12 @@ struct BenchSession: AsyncParsableCommand {
   @Option(help: "Seconds of virtual time between memory samples.")
   var sampleEvery = 5.0
 
+  @Flag(
+    help:
+      "Use the photographic variant of the sample avatar (camera-like grain: compresses as a filmed avatar does)."
+  )
+  var photographic = false
+
   @Option(help: "Memory for decoded base frames, in MiB; default: the SDK's.")
   var frameBudget: Int?
 
@@ -45,9 +51,12 @@ struct BenchSession: AsyncParsableCommand {
 
   func run() async throws {
     let cacheRoot = defaultCacheRoot()
-    progress("liva bench-session: \(size.width)×\(size.height), \(Int(duration)) s")
-    let pack = try sampleAvatar(size: size, cacheRoot: cacheRoot)
-    let clientRoot = cacheRoot.appendingPathComponent("bench-client-\(size)")
+    progress(
+      "liva bench-session: \(size.width)×\(size.height)\(photographic ? " photographic" : ""), \(Int(duration)) s"
+    )
+    let pack = try sampleAvatar(size: size, photographic: photographic, cacheRoot: cacheRoot)
+    let clientRoot = cacheRoot.appendingPathComponent(
+      "bench-client-\(size)\(photographic ? "-photographic" : "")")
     try fillClientCache(from: pack, at: clientRoot)
     let library = try UtteranceLibrary.bundled()
 
@@ -78,8 +87,11 @@ struct BenchSession: AsyncParsableCommand {
     var packets = SocketIOPacketDecoder()
     let tickLength = 1.0 / 60
     let ticks = Int((duration / tickLength).rounded())
+    // CPU time (user + system, every thread) from 10 s of virtual time to the end.
+    var cpuFrom: (seconds: Double, at: Double)?
     for tick in 0...ticks {
       let now = Double(tick) * tickLength
+      if cpuFrom == nil, now >= min(10, duration / 2) { cpuFrom = (ProcessCPU.seconds(), now) }
       link.tick(at: now)
       if player.mode == .idle {
         if idleSince == nil { idleSince = now }
@@ -109,10 +121,15 @@ struct BenchSession: AsyncParsableCommand {
         nextSample += sampleEvery
       }
     }
+    let cpuPerSecond = cpuFrom.map { from in
+      (ProcessCPU.seconds() - from.seconds) / max(1e-9, duration - from.at) * 1000
+    }
     link.stop()
     let metrics = player.metrics
     let result = BenchSessionResult(
-      size: "\(size)", duration: duration, messages: messages, samples: samples,
+      size: "\(size)", photographic: photographic, duration: duration, messages: messages,
+      samples: samples, cpuMillisecondsPerSecond: cpuPerSecond ?? 0,
+      baseFrameBytes: try directoryBytes(clientRoot),
       baselineMiB: before, peakMiB: SessionReport.peakMemoryMiB(),
       timeToFirstFrameMilliseconds: startUps.sorted()[startUps.count / 2],
       timeToFirstFrameRuns: startUps,
@@ -207,6 +224,35 @@ enum ResidentMemory {
   }
 }
 
+/// CPU time this process has used, user and system, every thread.
+enum ProcessCPU {
+  static func seconds() -> Double {
+    var usage = rusage()
+    #if canImport(Glibc)
+      getrusage(RUSAGE_SELF.rawValue, &usage)
+    #else
+      getrusage(RUSAGE_SELF, &usage)
+    #endif
+    func s(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+    return s(usage.ru_utime) + s(usage.ru_stime)
+  }
+}
+
+/// The bytes of every file under `root`.
+func directoryBytes(_ root: URL) throws -> Int {
+  let keys: [URLResourceKey] = [.fileSizeKey, .isRegularFileKey]
+  guard
+    let walker = FileManager.default.enumerator(
+      at: root, includingPropertiesForKeys: keys)
+  else { return 0 }
+  var total = 0
+  for case let url as URL in walker {
+    let values = try url.resourceValues(forKeys: Set(keys))
+    if values.isRegularFile == true { total += values.fileSize ?? 0 }
+  }
+  return total
+}
+
 /// What `liva bench-session` measured.
 struct BenchSessionResult: Codable {
   struct Sample: Codable {
@@ -223,9 +269,16 @@ struct BenchSessionResult: Codable {
   }
 
   var size: String
+  /// Whether the photographic variant of the sample avatar played.
+  var photographic: Bool
   var duration: Double
   var messages: Int
   var samples: [Sample]
+  /// CPU time (user + system, all threads) per second of playback, in milliseconds, from
+  /// 10 s of virtual time to the end.
+  var cpuMillisecondsPerSecond: Double
+  /// The client cache's bytes on disk (base frames and their index).
+  var baseFrameBytes: Int
   var baselineMiB: Double
   var peakMiB: Double
   /// The median of ``timeToFirstFrameRuns``.
@@ -275,6 +328,8 @@ struct BenchSessionResult: Codable {
       peak resident        \(String(format: "%.1f", peakMiB)) MiB (\(String(format: "%.1f", baselineMiB)) before the player; budget 80)
       at the end (MiB)     \(last.map { String(format: "%.1f resident, %.1f of it anonymous: base frames %.1f, overlays %.1f", $0.residentMiB, $0.anonymousMiB, $0.baseFramesMiB, $0.overlaysMiB) } ?? "no sample")
       time to first frame  median \(timeToFirstFrameMilliseconds.map { String(format: "%.1f ms", $0) } ?? "none") of \(timeToFirstFrameRuns.map { String(format: "%.1f", $0) }.joined(separator: ", ")) (warm cache; budget 16 ms), of which opening the store \(String(format: "%.1f ms", storeOpenMilliseconds))
+      CPU                  \(String(format: "%.1f", cpuMillisecondsPerSecond)) ms per second of playback (user + system, after 10 s)
+      cache on disk        \(String(format: "%.1f", Double(baseFrameBytes) / 1_048_576)) MiB of base frames
       frames               \(framesPresented) presented, \(overlayFramesDrawn) with mouths, \(baseFrameMisses) base-frame misses
       pops / desyncs       \(pops) / \(desyncs); frame-pool buffers \(framePoolAllocations)
       """

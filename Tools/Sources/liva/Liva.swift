@@ -86,8 +86,11 @@ struct FrameSize: ExpressibleByArgument, CustomStringConvertible {
 }
 
 /// Generates (or reuses) the sample avatar, with progress output.
-func sampleAvatar(size: FrameSize, cacheRoot: URL) throws -> AvatarPack {
-  let avatar = try SampleAvatar(configuration: .init(width: size.width, height: size.height))
+func sampleAvatar(size: FrameSize, photographic: Bool = false, cacheRoot: URL) throws
+  -> AvatarPack
+{
+  let avatar = try SampleAvatar(
+    configuration: .init(width: size.width, height: size.height, photographic: photographic))
   let reported = Counter()
   return try avatar.cachedPack(in: cacheRoot.appendingPathComponent("avatars")) { done, total in
     let percent = total == 0 ? 100 : done * 100 / total

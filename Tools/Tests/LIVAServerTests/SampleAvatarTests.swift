@@ -163,6 +163,44 @@ struct SampleAvatarTests {
     }
   }
 
+  @Test("the photographic variant: grained frames PNG compresses as a photograph, sprites carry their frame's grain")
+  func photographic() throws {
+    let flat = try SampleAvatar(configuration: .init(width: 160, height: 128))
+    let grained = try SampleAvatar(
+      configuration: .init(width: 160, height: 128, photographic: true))
+    #expect(grained.version.hasSuffix("-photographic"))
+    #expect(grained.cacheDirectoryName != flat.cacheDirectoryName)
+    let animation = name("talking_1_s_talking_1_e")
+    let flatPNG = try codec.encode(try flat.baseFrame(animation, frame: 5), as: .png)
+    let grainedFrame = try grained.baseFrame(animation, frame: 5)
+    let grainedPNG = try codec.encode(grainedFrame, as: .png)
+    // Flat colours compress many times better than camera-like grain (a photograph's PNG is
+    // about half of its raw bytes, 3 bytes a pixel).
+    #expect(grainedPNG.count > 4 * flatPNG.count, "\(grainedPNG.count) vs \(flatPNG.count)")
+    #expect(grainedPNG.count > 160 * 128 * 3 / 4)
+    // Consecutive frames differ in their noise, not only where the character moves.
+    let next = try grained.baseFrame(animation, frame: 6)
+    let corner = (0..<3).map { grainedFrame.pixels[$0] } != (0..<3).map { next.pixels[$0] }
+    #expect(corner, "the background's noise changes from frame to frame")
+    // Where a sprite is opaque its pixels are its frame's, grain included: no seam.
+    let rect = try grained.mouthRect(animation, frame: 5)
+    let sprite = try grained.mouthSprite(animation, frame: 5, viseme: .x)
+    var opaque = 0
+    var worst = 0
+    for y in 0..<rect.height {
+      for x in 0..<rect.width where sprite.pixels[(y * rect.width + x) * 4 + 3] == 255 {
+        opaque += 1
+        for c in 0..<3 {
+          let a = Int(sprite.pixels[(y * rect.width + x) * 4 + c])
+          let b = Int(grainedFrame.pixels[((rect.y + y) * 160 + rect.x + x) * 4 + c])
+          worst = max(worst, abs(a - b))
+        }
+      }
+    }
+    #expect(opaque > 20)
+    #expect(worst <= 1, "an X sprite differs from its frame by \(worst) levels")
+  }
+
   @Test("generation is deterministic: two packs have identical bytes")
   func deterministic() throws {
     let directory = try TemporaryDirectory()
