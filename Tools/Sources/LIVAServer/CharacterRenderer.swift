@@ -221,7 +221,8 @@ struct CharacterRenderer: Sendable {
   /// photograph's, where the flat colours compress many times better.
   private static func grained(_ c: Color, _ px: Int, _ py: Int, _ seed: UInt64) -> Color {
     guard seed != 0 else { return c }
-    let position = UInt64(UInt32(truncatingIfNeeded: px)) << 32
+    let position =
+      UInt64(UInt32(truncatingIfNeeded: px)) << 32
       | UInt64(UInt32(truncatingIfNeeded: py))
     let fixed = mixBits(position)
     let noise = mixBits(position ^ mixBits(seed))

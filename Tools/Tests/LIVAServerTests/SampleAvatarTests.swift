@@ -163,7 +163,7 @@ struct SampleAvatarTests {
     }
   }
 
-  @Test("the photographic variant: grained frames PNG compresses as a photograph, sprites carry their frame's grain")
+  @Test("photographic: grained frames compress as a photograph, sprites carry their grain")
   func photographic() throws {
     let flat = try SampleAvatar(configuration: .init(width: 160, height: 128))
     let grained = try SampleAvatar(
