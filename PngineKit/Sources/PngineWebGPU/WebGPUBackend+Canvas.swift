@@ -304,8 +304,8 @@ extension WebGPUBackend {
     // The copy's submit and the map wait, on the device's thread within the time limit; the
     // rows are read into memory that thread owns, so an overrun leaves nothing of ours to it.
     let work = SubmitWork(gpu: gpu, queue: queue, commands: commands)
-    let (row, rows, padded, buffer) = (Int(width) * 4, Int(height), paddedRow, readback)
-    let target = ReadTarget(buffer: buffer)
+    let (row, rows, padded) = (Int(width) * 4, Int(height), paddedRow)
+    let target = ReadTarget(buffer: readback)
     let read = gpuDevice.runBounded(timeout: checker.limits.submitTimeout) {
       () -> Result<[UInt8], ReadFailure> in
       var list: [WGPUCommandBuffer?] = [work.commands]

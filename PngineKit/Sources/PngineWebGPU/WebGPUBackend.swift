@@ -376,16 +376,16 @@ public final class WebGPUBackend: GPUBackend {
   /// After a failed command: closes the open pass and drops the frame's encoder (its commands
   /// are not submitted), so that the next call starts clean.
   func abandonFrame() {
+    defer {
+      currentPipeline = nil
+      checker.abandonPass()
+    }
     if gpuDevice.isGivenUp {
       // Nothing more reaches wgpu here: the releases wait behind the hung work.
       let held = HeldObjects(
         gpu: gpu, renderPass: renderPass, computePass: computePass, encoder: encoder)
       gpuDevice.afterWork { held.release() }
-      renderPass = nil
-      computePass = nil
-      encoder = nil
-      currentPipeline = nil
-      checker.abandonPass()
+      (renderPass, computePass, encoder) = (nil, nil, nil)
       return
     }
     if let p = renderPass {
@@ -404,8 +404,6 @@ public final class WebGPUBackend: GPUBackend {
       var sink = [CChar](repeating: 0, count: 16)
       _ = pg_gpu_pop_scope(gpu, &sink, sink.count)
     }
-    currentPipeline = nil
-    checker.abandonPass()
   }
 
 }

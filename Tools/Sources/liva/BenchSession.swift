@@ -129,7 +129,7 @@ struct BenchSession: AsyncParsableCommand {
     let result = BenchSessionResult(
       size: "\(size)", photographic: photographic, duration: duration, messages: messages,
       samples: samples, cpuMillisecondsPerSecond: cpuPerSecond ?? 0,
-      baseFrameBytes: try directoryBytes(clientRoot),
+      baseFrameBytes: store.statistics.diskBytes,
       baselineMiB: before, peakMiB: SessionReport.peakMemoryMiB(),
       timeToFirstFrameMilliseconds: startUps.sorted()[startUps.count / 2],
       timeToFirstFrameRuns: startUps,
@@ -238,21 +238,6 @@ enum ProcessCPU {
   }
 }
 
-/// The bytes of every file under `root`.
-func directoryBytes(_ root: URL) throws -> Int {
-  let keys: [URLResourceKey] = [.fileSizeKey, .isRegularFileKey]
-  guard
-    let walker = FileManager.default.enumerator(
-      at: root, includingPropertiesForKeys: keys)
-  else { return 0 }
-  var total = 0
-  for case let url as URL in walker {
-    let values = try url.resourceValues(forKeys: Set(keys))
-    if values.isRegularFile == true { total += values.fileSize ?? 0 }
-  }
-  return total
-}
-
 /// What `liva bench-session` measured.
 struct BenchSessionResult: Codable {
   struct Sample: Codable {
@@ -277,7 +262,7 @@ struct BenchSessionResult: Codable {
   /// CPU time (user + system, all threads) per second of playback, in milliseconds, from
   /// 10 s of virtual time to the end.
   var cpuMillisecondsPerSecond: Double
-  /// The client cache's bytes on disk (base frames and their index).
+  /// The base frames' bytes in the client cache (`BaseFrameStore.Statistics.diskBytes`).
   var baseFrameBytes: Int
   var baselineMiB: Double
   var peakMiB: Double

@@ -320,10 +320,7 @@ public struct PnginePlayer: Sendable {
       nextFrameDue = nil
       return [.reload]
     }
-    guard phase == .playing else { return [] }
-    consecutiveFailures += 1
-    pause(.failures)
-    return [.autoPaused(failures: consecutiveFailures, lastError: error)]
+    return pauseOnFailure(error)
   }
 
   /// The frame asked for by the last ``Action/render(time:frame:)`` did not finish on the GPU
@@ -333,8 +330,13 @@ public struct PnginePlayer: Sendable {
   public mutating func frameTimedOut(error: String, now: Double) -> [Action] {
     frameInFlight = false
     frameCounter += 1
-    consecutiveFailures += 1
+    return pauseOnFailure(error)
+  }
+
+  /// A failure no retry mends: one more failure counted, and a playing player pauses.
+  private mutating func pauseOnFailure(_ error: String) -> [Action] {
     guard phase == .playing else { return [] }
+    consecutiveFailures += 1
     pause(.failures)
     return [.autoPaused(failures: consecutiveFailures, lastError: error)]
   }
