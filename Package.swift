@@ -32,6 +32,27 @@ let webGPU: Bool = {
   #endif
 }()
 
+// The H.264 playback form of base frames (LIVAMedia's VideoFrameCodec) through FFmpeg's
+// libavcodec and libswscale: offered on Linux when pkg-config can find `libavcodec.pc` and
+// `libswscale.pc` (scripts/setup-video.sh installs them); without them base frames are decoded
+// from their PNGs as before. LIVA_NO_VIDEO=1 leaves it out.
+let videoForm: Bool = {
+  let environment = ProcessInfo.processInfo.environment
+  if environment["LIVA_NO_VIDEO"] == "1" { return false }
+  #if os(Linux)
+    let folders =
+      (environment["PKG_CONFIG_PATH"] ?? "").split(separator: ":").map(String.init) + [
+        "/usr/local/lib/pkgconfig", "/usr/lib/pkgconfig", "/usr/lib/x86_64-linux-gnu/pkgconfig",
+        "/usr/lib/aarch64-linux-gnu/pkgconfig",
+      ]
+    return ["libavcodec", "libswscale", "libavutil"].allSatisfy { library in
+      folders.contains { FileManager.default.fileExists(atPath: "\($0)/\(library).pc") }
+    }
+  #else
+    return false
+  #endif
+}()
+
 let package = Package(
   name: "LIVA",
   // One minimum for both SDKs: WasmKit (PngineKit's executor runtime) declares iOS 18 /
@@ -76,7 +97,7 @@ let package = Package(
       dependencies: [
         "LIVAProtocol", .target(name: "CLibPNG", condition: .when(platforms: [.linux])),
         .target(name: "CLIVAJPEG", condition: .when(platforms: [.linux])),
-      ],
+      ] + (videoForm ? [.target(name: "CLIVAVideo", condition: .when(platforms: [.linux]))] : []),
       swiftSettings: strict),
     // Engine.IO 4 / Socket.IO 5: the pure codec, and the client over NIO's WebSocket (TLS by
     // NIOSSL), its packets decoded on the event loop.
@@ -217,5 +238,16 @@ if webGPU {
       path: "PngineKit/Tests/PngineWebGPUTests",
       exclude: ["References"]
     ),
+  ]
+}
+
+if videoForm {
+  package.targets += [
+    // libavcodec and libswscale behind a C shim (their error macros and buffers stay in C).
+    .target(
+      name: "CLIVAVideo",
+      linkerSettings: [
+        .linkedLibrary("avcodec"), .linkedLibrary("swscale"), .linkedLibrary("avutil"),
+      ])
   ]
 }

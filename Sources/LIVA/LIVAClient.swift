@@ -69,7 +69,8 @@ public final class LIVAClient: Sendable {
     do {
       store = try BaseFrameStore(
         root: configuration.cacheDirectory, diskByteLimit: configuration.cacheByteLimit,
-        memoryByteLimit: configuration.decodedFrameByteLimit)
+        memoryByteLimit: configuration.decodedFrameByteLimit,
+        videoCodec: configuration.playbackForms ? BaseFrameStore.systemVideoCodec : nil)
     } catch {
       throw LIVAClientError(.cache, "cannot open \(configuration.cacheDirectory.path): \(error)")
     }

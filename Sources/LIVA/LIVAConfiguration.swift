@@ -44,6 +44,14 @@ public struct LIVAConfiguration: Sendable {
   /// keeps decoding ahead of playback). The idle loop's first frame is always in. Raise it where
   /// decoding is slow or storage is remote; lower it for small avatars.
   public var decodedFrameByteLimit: Int = 32 << 20
+  /// Whether downloaded base animations get a playback form: their frames encoded once as
+  /// H.264 (x264 quality 18, a key frame every 10 frames) beside the images, on a background
+  /// queue after each download, and decoded from it while playing: at 1280×768 a frame costs
+  /// a fraction of a millisecond instead of a PNG's 10–20 ms of inflate. The images stay the
+  /// reference (a damaged form is deleted and the frames decode from them). Takes effect where
+  /// the platform has a codec for it (``LIVAMedia/BaseFrameStore/systemVideoCodec``); false
+  /// decodes every frame from its image, losslessly.
+  public var playbackForms = true
   /// Where image decodes run (overlays and the base-frame window). Nil: worker threads.
   /// Tests on a virtual display clock pass ``LIVAMedia/InlineDecodeScheduler`` so that decoding
   /// keeps up with virtual time.

@@ -190,11 +190,13 @@ extension BaseFrameStore {
       Self.removeIfUnused(
         directory(animation).appendingPathComponent(replaced.directory, isDirectory: true))
       decoded.evict(message: replaced.id)
+      forgetPlayback(version: replaced.id)
     }
     for victim in victims {
       removeFromDisk(victim)
       state.withLock { $0.statistics.evictions += 1 }
     }
+    makePlaybackFormsInBackground()
   }
 
   /// The animations to delete so that the cache fits `limit` bytes: the least recently used

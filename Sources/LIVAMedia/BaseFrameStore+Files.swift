@@ -49,6 +49,7 @@ extension BaseFrameStore {
     Self.removeIfUnused(folder.appendingPathComponent(removed.directory, isDirectory: true))
     rmdir(folder.path)  // only when empty
     decoded.evict(message: removed.id)
+    forgetPlayback(version: removed.id)
   }
 
   /// Opens a version directory's `lock` file and locks it, shared or exclusive, without

@@ -72,6 +72,12 @@ public final class BaseFrameStore: Sendable {
     public var diskLoads = 0
     /// Bytes of decoded frames held in memory.
     public var memoryBytes = 0
+    /// Frames decoded from a playback form (H.264) rather than from their images.
+    public var playbackFrames = 0
+    /// Playback forms found damaged (deleted; their animations play from their images).
+    public var playbackFormFailures = 0
+    /// Why the last damaged form was refused.
+    public var lastPlaybackFormError: LIVAMediaError?
   }
 
   /// The load order of a production avatar's animations (docs/Protocol.md).
@@ -144,6 +150,15 @@ public final class BaseFrameStore: Sendable {
   }
 
   let codec: any ImageCodec
+  /// Encodes and decodes the playback form (nil: frames are decoded from their images).
+  let videoCodec: (any VideoFrameCodec)?
+  /// Whether the store makes playback forms on its own queue after downloads and on opening.
+  let makesPlaybackForms: Bool
+  let playback = Locked(PlaybackForms())
+  /// Pixel buffers of frames that left memory, filled again by the next decodes.
+  let spareBuffers: Locked<[[UInt8]]>
+  static let spareBufferLimit = 2
+  let formQueue = DispatchQueue(label: "liva.base-frames.playback-form", qos: .utility)
   let decoded: OverlayImageStore
   let state = Locked(State())
   /// The prefetchers' windows (see ``BaseFramePrefetcher``).
@@ -152,17 +167,45 @@ public final class BaseFrameStore: Sendable {
   /// on another thread waits on it for its window.
   let prefetchStopped = NSCondition()
 
+  /// The video codec this platform offers for playback forms: FFmpeg's libavcodec on Linux
+  /// when the package was built with it; none elsewhere yet.
+  public static var systemVideoCodec: (any VideoFrameCodec)? { FFmpegVideoCodec() }
+
   /// Opens (creating if needed) the cache at `root`: indexes complete animations, deletes
   /// incomplete downloads and leftover temporary files.
+  ///
+  /// - Parameters:
+  ///   - videoCodec: encodes and decodes playback forms (``PlaybackForm``), e.g.
+  ///     ``systemVideoCodec``; nil (the default) decodes every frame from its image, losslessly.
+  ///   - makesPlaybackForms: whether the store makes the forms itself, on a background queue
+  ///     of utility priority, after each download and for animations cached without one;
+  ///     false leaves it to ``makePlaybackForm(_:)``.
   public init(
     root: URL, codec: any ImageCodec = SystemImageCodec(), diskByteLimit: Int = 512 << 20,
     memoryByteLimit: Int = 32 << 20,
-    protected: Set<AnimationName> = [.idleForward, .idleBack]
+    protected: Set<AnimationName> = [.idleForward, .idleBack],
+    videoCodec: (any VideoFrameCodec)? = nil,
+    makesPlaybackForms: Bool = true
   ) throws(LIVAMediaError) {
     self.root = root
     self.codec = codec
+    self.videoCodec = videoCodec
+    self.makesPlaybackForms = makesPlaybackForms
     self.diskByteLimit = diskByteLimit
-    self.decoded = OverlayImageStore(byteLimit: memoryByteLimit)
+    let spare = Locked<[[UInt8]]>([])
+    self.spareBuffers = spare
+    self.decoded = OverlayImageStore(
+      byteLimit: memoryByteLimit,
+      recycle: { images in
+        // Frames that leave memory leave their buffers for the next frames decoded from the
+        // playback form (a few, of one size: the avatar's).
+        spare.withLock { spare in
+          for image in images {
+            if let first = spare.first, first.count != image.byteCount { spare.removeAll() }
+            if spare.count < BaseFrameStore.spareBufferLimit { spare.append(image.pixels) }
+          }
+        }
+      })
     self.protected = protected
     let files = FileManager.default
     do {
@@ -240,6 +283,7 @@ public final class BaseFrameStore: Sendable {
         state.statistics.animations += 1
       }
     }
+    makePlaybackFormsInBackground()
   }
 
   deinit {
@@ -311,6 +355,11 @@ public final class BaseFrameStore: Sendable {
       return image
     }
     if let image = keptFrame(index, of: animation, version: entry.id, in: entry.directory) {
+      return image
+    }
+    if let image = playbackFrame(index, of: animation, version: entry) {
+      _ = decoded.insert(image, for: key, message: entry.id)
+      state.withLock { $0.statistics.diskLoads += 1 }
       return image
     }
     let poster = Self.hasPoster(animation, index) ? posterURL(animation, entry.directory) : nil

@@ -83,6 +83,9 @@ public final class OverlayImageStore: Sendable {
     var statistics = Statistics()
     /// Keys removed during the current locked operation, reported after the lock is released.
     var removed: [String] = []
+    /// Images removed during the current locked operation, for ``recycle`` (only when set).
+    var removedImages: [RGBAImage] = []
+    var collectsImages = false
     /// The stored keys each message uses, so evicting a message costs only its own keys.
     var keysByMessage: [Int: Set<String>] = [:]
     /// Claims on keys neither stored nor being decoded yet (a plan that came before its
@@ -154,6 +157,7 @@ public final class OverlayImageStore: Sendable {
       statistics.bytes -= entry.image.byteCount
       statistics.count -= 1
       removed.append(key)
+      if collectsImages { removedImages.append(entry.image) }
       for owner in entry.owners {
         keysByMessage[owner]?.remove(key)
         if keysByMessage[owner]?.isEmpty == true { keysByMessage[owner] = nil }
@@ -164,6 +168,7 @@ public final class OverlayImageStore: Sendable {
 
   private let state = Locked(State())
   private let onRemove: (@Sendable ([String]) -> Void)?
+  private let recycle: (@Sendable ([RGBAImage]) -> Void)?
 
   /// Creates a store holding at most `byteLimit` bytes of pixels (default 64 MiB: about
   /// 2,000 sprites of 100×80).
@@ -173,23 +178,33 @@ public final class OverlayImageStore: Sendable {
   ///   store's lock is released. Never called from ``image(for:)`` or ``isReady(_:)``.
   /// - Parameter playedByteLimit: bytes of played images kept for reuse (see
   ///   ``playedByteLimit``); nil: up to `byteLimit`.
+  /// - Parameter recycle: called with the images removed, as `onRemove` is, so that their
+  ///   pixel buffers can be filled again instead of freed (a 1280×768 frame is 3.9 MB: freeing
+  ///   and allocating one per frame costs more in page faults than decoding it).
   public init(
     byteLimit: Int = 64 << 20, playedByteLimit: Int? = nil,
-    onRemove: (@Sendable ([String]) -> Void)? = nil
+    onRemove: (@Sendable ([String]) -> Void)? = nil,
+    recycle: (@Sendable ([RGBAImage]) -> Void)? = nil
   ) {
     self.byteLimit = byteLimit
     self.playedByteLimit = min(byteLimit, max(0, playedByteLimit ?? byteLimit))
     self.onRemove = onRemove
+    self.recycle = recycle
+    if recycle != nil { state.withLock { $0.collectsImages = true } }
   }
 
   /// Runs a mutation under the lock, then reports the keys it removed with the lock released.
   private func mutate<R>(_ body: (inout State) -> R) -> R {
-    let (result, removed) = state.withLock { state in
+    let (result, removed, images) = state.withLock { state in
       let result = body(&state)
-      defer { state.removed.removeAll(keepingCapacity: true) }
-      return (result, state.removed)
+      defer {
+        state.removed.removeAll(keepingCapacity: true)
+        state.removedImages.removeAll(keepingCapacity: true)
+      }
+      return (result, state.removed, state.removedImages)
     }
     if !removed.isEmpty, let onRemove { onRemove(removed) }
+    if !images.isEmpty, let recycle { recycle(images) }
     return result
   }
 
@@ -457,6 +472,7 @@ public final class OverlayImageStore: Sendable {
     // Take the entries out under the lock; their pixel buffers are freed after it is released.
     let dropped = mutate { state in
       let dropped = state.slots
+      if state.collectsImages { state.removedImages += dropped.compactMap { $0?.image } }
       state.statistics.removals += state.slotOfKey.count
       state.removed.append(contentsOf: state.slotOfKey.keys)
       state.slotOfKey = [:]

@@ -40,6 +40,12 @@ struct BenchSession: AsyncParsableCommand {
   )
   var photographic = false
 
+  @Flag(
+    help:
+      "Decode every base frame from its image, without the H.264 playback form (the SDK before it)."
+  )
+  var imagesOnly = false
+
   @Option(help: "Memory for decoded base frames, in MiB; default: the SDK's.")
   var frameBudget: Int?
 
@@ -57,7 +63,8 @@ struct BenchSession: AsyncParsableCommand {
     let pack = try sampleAvatar(size: size, photographic: photographic, cacheRoot: cacheRoot)
     let clientRoot = cacheRoot.appendingPathComponent(
       "bench-client-\(size)\(photographic ? "-photographic" : "")")
-    try fillClientCache(from: pack, at: clientRoot)
+    let videoCodec = imagesOnly ? nil : BaseFrameStore.systemVideoCodec
+    try fillClientCache(from: pack, at: clientRoot, videoCodec: videoCodec)
     let library = try UtteranceLibrary.bundled()
 
     var configuration = LIVAPlayer.Configuration()
@@ -65,14 +72,15 @@ struct BenchSession: AsyncParsableCommand {
     var startUps: [Double] = []
     var storeOpens: [Double] = []
     for _ in 0..<5 {
-      let run = try await timeToFirstFrame(configuration: configuration, cache: clientRoot)
+      let run = try await timeToFirstFrame(
+        configuration: configuration, cache: clientRoot, videoCodec: videoCodec)
       startUps.append(run.firstFrame)
       storeOpens.append(run.storeOpen)
     }
 
     let before = ResidentMemory.currentMiB()
     let store = try BaseFrameStore(
-      root: clientRoot, memoryByteLimit: configuration.baseFrameBudget)
+      root: clientRoot, memoryByteLimit: configuration.baseFrameBudget, videoCodec: videoCodec)
     let link = VirtualDisplayLink()
     let audio = HeadlessAudioOutput()
     let player = LIVAPlayer(
@@ -129,7 +137,8 @@ struct BenchSession: AsyncParsableCommand {
     let result = BenchSessionResult(
       size: "\(size)", photographic: photographic, duration: duration, messages: messages,
       samples: samples, cpuMillisecondsPerSecond: cpuPerSecond ?? 0,
-      baseFrameBytes: store.statistics.diskBytes,
+      baseFrameBytes: store.statistics.diskBytes, playbackForm: videoCodec != nil,
+      playbackFrames: store.statistics.playbackFrames,
       baselineMiB: before, peakMiB: SessionReport.peakMemoryMiB(),
       timeToFirstFrameMilliseconds: startUps.sorted()[startUps.count / 2],
       timeToFirstFrameRuns: startUps,
@@ -151,12 +160,13 @@ struct BenchSession: AsyncParsableCommand {
   /// Milliseconds from creating the cache's store and a player (decoding on worker threads, as
   /// in an app) to its first frame on a real 60 Hz display clock, and the part of them opening
   /// the store took.
-  private func timeToFirstFrame(configuration: LIVAPlayer.Configuration, cache: URL)
-    async throws -> (firstFrame: Double, storeOpen: Double)
-  {
+  private func timeToFirstFrame(
+    configuration: LIVAPlayer.Configuration, cache: URL, videoCodec: (any VideoFrameCodec)?
+  ) async throws -> (firstFrame: Double, storeOpen: Double) {
     let link = RealTimeDisplayLink(hz: 60)
     let created = ContinuousClock.now
-    let store = try BaseFrameStore(root: cache, memoryByteLimit: configuration.baseFrameBudget)
+    let store = try BaseFrameStore(
+      root: cache, memoryByteLimit: configuration.baseFrameBudget, videoCodec: videoCodec)
     let opened = ContinuousClock.now - created
     let player = LIVAPlayer(
       configuration: configuration, baseFrames: store, audio: HeadlessAudioOutput(),
@@ -176,9 +186,23 @@ struct BenchSession: AsyncParsableCommand {
   }
 
   /// Copies the pack's base frames into a client cache unless they are there already (the
-  /// session's warm cache), as a download would.
-  private func fillClientCache(from pack: AvatarPack, at root: URL) throws {
-    let store = try BaseFrameStore(root: root)
+  /// session's warm cache), as a download would, and makes their playback forms (what the
+  /// store does on its background queue after a download) unless `videoCodec` is nil.
+  private func fillClientCache(
+    from pack: AvatarPack, at root: URL, videoCodec: (any VideoFrameCodec)?
+  ) throws {
+    let store = try BaseFrameStore(
+      root: root, videoCodec: videoCodec, makesPlaybackForms: false)
+    defer {
+      if videoCodec != nil {
+        let start = ProcessCPU.seconds()
+        let made = store.makePlaybackForms()
+        progress(
+          String(
+            format: "  playback forms: %d animations, %.1f s of CPU to make what was missing",
+            made.count, ProcessCPU.seconds() - start))
+      }
+    }
     for animation in pack.animations.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
       guard !store.isAvailable(animation), let frames = pack.frameCount(of: animation) else {
         continue
@@ -264,6 +288,10 @@ struct BenchSessionResult: Codable {
   var cpuMillisecondsPerSecond: Double
   /// The base frames' bytes in the client cache (`BaseFrameStore.Statistics.diskBytes`).
   var baseFrameBytes: Int
+  /// Whether base frames played from their H.264 playback form (false: `--images-only`).
+  var playbackForm: Bool
+  /// Base frames decoded from the playback form.
+  var playbackFrames: Int
   var baselineMiB: Double
   var peakMiB: Double
   /// The median of ``timeToFirstFrameRuns``.
@@ -314,7 +342,8 @@ struct BenchSessionResult: Codable {
       at the end (MiB)     \(last.map { String(format: "%.1f resident, %.1f of it anonymous: base frames %.1f, overlays %.1f", $0.residentMiB, $0.anonymousMiB, $0.baseFramesMiB, $0.overlaysMiB) } ?? "no sample")
       time to first frame  median \(timeToFirstFrameMilliseconds.map { String(format: "%.1f ms", $0) } ?? "none") of \(timeToFirstFrameRuns.map { String(format: "%.1f", $0) }.joined(separator: ", ")) (warm cache; budget 16 ms), of which opening the store \(String(format: "%.1f ms", storeOpenMilliseconds))
       CPU                  \(String(format: "%.1f", cpuMillisecondsPerSecond)) ms per second of playback (user + system, after 10 s)
-      cache on disk        \(String(format: "%.1f", Double(baseFrameBytes) / 1_048_576)) MiB of base frames
+      cache on disk        \(String(format: "%.1f", Double(baseFrameBytes) / 1_048_576)) MiB of base frames\(playbackForm ? " and their playback forms" : "")
+      decoded              \(playbackFrames) base frames from the playback form\(playbackForm ? "" : " (--images-only)")
       frames               \(framesPresented) presented, \(overlayFramesDrawn) with mouths, \(baseFrameMisses) base-frame misses
       pops / desyncs       \(pops) / \(desyncs); frame-pool buffers \(framePoolAllocations)
       """

@@ -1,0 +1,247 @@
+import Foundation
+import LIVAProtocol
+
+/// A decoder open on one version's playback form, and where it is.
+final class PlaybackSession: @unchecked Sendable {
+  // Unchecked: a session is used by one thread at a time (taken out of the store's table
+  // while it decodes, put back after).
+  let form: PlaybackForm
+  let decoder: any VideoFrameDecoder
+  /// The last frame decoded, nil after opening or a reset.
+  var last: Int?
+
+  init(form: PlaybackForm, decoder: any VideoFrameDecoder) {
+    self.form = form
+    self.decoder = decoder
+  }
+}
+
+/// The store's playback forms: open decoders (at most ``BaseFrameStore/playbackSessionLimit``,
+/// least recently used closed first) and the versions known to have no usable form.
+struct PlaybackForms {
+  var sessions: [Int: PlaybackSession] = [:]
+  /// Version ids, least recently used first.
+  var order: [Int] = []
+  /// Versions with no form on disk (or a damaged one, deleted): decoded from their images.
+  var missing: Set<Int> = []
+  /// Versions that cannot have a form (frames of different sizes, odd sizes, transparency).
+  var refused: Set<Int> = []
+  /// Animations whose form is being made now.
+  var making: Set<AnimationName> = []
+}
+
+// BaseFrameStore: the playback form (base frames as H.264, made once after a download).
+extension BaseFrameStore {
+  /// The playback form's file in a version directory.
+  static let playbackFormFile = "playback.h264v"
+  /// Frames between key frames: a jump into an animation decodes at most this many frames.
+  public static let playbackKeyInterval = 10
+  /// x264's constant quality for the form (lower is better): measured at 1280×768, 45 dB PSNR
+  /// on flat art and 39 dB on a photographic avatar (its noise is not kept).
+  public static let playbackQuality = 18
+  /// Decoders kept open (each holds a few reference pictures: ~1.5 MB each at 1280×768).
+  static let playbackSessionLimit = 2
+
+  func playbackFormURL(_ animation: AnimationName, _ directory: String) -> URL {
+    self.directory(animation).appendingPathComponent(directory, isDirectory: true)
+      .appendingPathComponent(Self.playbackFormFile, isDirectory: false)
+  }
+
+  /// Whether `animation`'s complete version has a playback form on disk.
+  public func hasPlaybackForm(_ animation: AnimationName) -> Bool {
+    guard let directory = state.withLock({ $0.animations[animation]?.current?.directory }) else {
+      return false
+    }
+    return FileManager.default.fileExists(atPath: playbackFormURL(animation, directory).path)
+  }
+
+  /// Makes the playback form of `animation`'s complete version unless it has one: decodes
+  /// every frame from its image, encodes them as H.264 and writes `playback.h264v` beside
+  /// them (its bytes count with the version's). Synchronous and CPU-heavy (~20–40 ms a frame
+  /// at 1280×768): call it on a worker; the store does after each download when
+  /// `makesPlaybackForms` is set.
+  ///
+  /// - Returns: whether the version has a form now: false without a video codec, or when its
+  ///   frames cannot have one (sizes that differ or are odd, any transparent pixel); those
+  ///   play from their images.
+  /// - Throws: when the animation is not cached, a frame cannot be read or decoded, or the
+  ///   codec or the disk fails; the version then plays from its images.
+  @discardableResult
+  public func makePlaybackForm(_ animation: AnimationName) throws(LIVAMediaError) -> Bool {
+    guard let videoCodec else { return false }
+    guard let entry = state.withLock({ $0.animations[animation]?.current }) else {
+      throw LIVAMediaError(
+        .invalidArgument, "\(animation) is not cached", source: animation.rawValue)
+    }
+    let url = playbackFormURL(animation, entry.directory)
+    // Checked when it is read (a damaged one is deleted then, and made again here).
+    if FileManager.default.fileExists(atPath: url.path) { return true }
+    let start = playback.withLock { forms -> Bool in
+      guard !forms.refused.contains(entry.id) else { return false }
+      return forms.making.insert(animation).inserted
+    }
+    guard start else { return false }
+    defer { playback.withLock { _ = $0.making.remove(animation) } }
+    var encoder: (any VideoFrameEncoder)?
+    var size: (width: Int, height: Int)?
+    for index in 0..<entry.frameCount {
+      let frameURL = frameURL(animation, entry.directory, index)
+      guard let data = try? Data(contentsOf: frameURL) else {
+        throw LIVAMediaError(.ioFailure, "cannot read frame \(index)", source: frameURL.path)
+      }
+      let image = try codec.decode(data)
+      if size == nil { size = (image.width, image.height) }
+      guard image.width == size?.width, image.height == size?.height,
+        image.width % 2 == 0, image.height % 2 == 0, Self.isOpaque(image)
+      else {
+        playback.withLock { _ = $0.refused.insert(entry.id) }
+        return false
+      }
+      if encoder == nil {
+        encoder = try videoCodec.makeEncoder(
+          width: image.width, height: image.height, keyInterval: Self.playbackKeyInterval,
+          crf: Self.playbackQuality)
+      }
+      try encoder?.push(image)
+    }
+    guard let encoder, let size else { return false }
+    let form = try PlaybackForm(
+      width: size.width, height: size.height, keyInterval: Self.playbackKeyInterval,
+      packets: try encoder.finish())
+    let previous = Self.fileSize(url)
+    try Self.writeAtomically(form.bytes, to: url)
+    state.withLock { state in
+      guard state.animations[animation]?.current?.id == entry.id else { return }
+      state.animations[animation]?.current?.bytes += form.bytes.count - previous
+      state.statistics.diskBytes += form.bytes.count - previous
+    }
+    playback.withLock { _ = $0.missing.remove(entry.id) }
+    return true
+  }
+
+  /// Makes the playback form of every complete animation without one, in
+  /// ``priorityOrder``; failures are skipped (those animations play from their images).
+  /// Returns the animations that have a form now.
+  @discardableResult
+  public func makePlaybackForms() -> [AnimationName] {
+    let names = state.withLock { state in
+      state.animations.compactMap { $0.value.current == nil ? nil : $0.key }
+    }
+    let ordered =
+      Self.priorityOrder.filter(names.contains)
+      + names.filter { !Self.priorityOrder.contains($0) }.sorted { $0.rawValue < $1.rawValue }
+    return ordered.filter { (try? makePlaybackForm($0)) == true }
+  }
+
+  /// Makes forms on the store's own background queue (after a download, and for what an
+  /// earlier session left without one).
+  func makePlaybackFormsInBackground() {
+    guard makesPlaybackForms, videoCodec != nil else { return }
+    formQueue.async { [weak self] in self?.makePlaybackForms() }
+  }
+
+  static func isOpaque(_ image: RGBAImage) -> Bool {
+    image.pixels.withUnsafeBufferPointer { pixels in
+      var all: UInt8 = 0xFF
+      var index = 3
+      while index < pixels.count {
+        all &= pixels[index]
+        index += 4
+      }
+      return all == 0xFF
+    }
+  }
+
+  /// Frame `index` decoded from the version's playback form; nil when it has none or the
+  /// form is damaged (then deleted, and the frame comes from its image).
+  func playbackFrame(_ index: Int, of animation: AnimationName, version entry: Version)
+    -> RGBAImage?
+  {
+    guard let videoCodec else { return nil }
+    let taken = playback.withLock { forms -> (known: Bool, session: PlaybackSession?) in
+      if forms.missing.contains(entry.id) || forms.refused.contains(entry.id) {
+        return (true, nil)
+      }
+      return (false, forms.sessions.removeValue(forKey: entry.id))
+    }
+    if taken.known { return nil }
+    let url = playbackFormURL(animation, entry.directory)
+    var session = taken.session
+    if session == nil {
+      guard let data = try? Data(contentsOf: url) else {
+        playback.withLock { _ = $0.missing.insert(entry.id) }
+        return nil
+      }
+      do throws(LIVAMediaError) {
+        let form = try PlaybackForm(parsing: data)
+        guard form.frameCount == entry.frameCount else {
+          throw LIVAMediaError(.corruptData, "playback form: \(form.frameCount) frames")
+        }
+        session = PlaybackSession(
+          form: form, decoder: try videoCodec.makeDecoder(width: form.width, height: form.height))
+      } catch {
+        formFailed(url, version: entry.id, error)
+        return nil
+      }
+    }
+    guard let session else { return nil }
+    var image: RGBAImage?
+    do throws(LIVAMediaError) {
+      let plan = session.form.decodePlan(last: session.last, to: index)
+      if plan.reset {
+        session.decoder.reset()
+        session.last = nil
+      }
+      for frame in plan.frames {
+        let range = session.form.packets[frame]
+        var spare = frame == index ? spareBuffers.withLock { $0.popLast() } : nil
+        image = try session.form.bytes.withUnsafeBytes { bytes in
+          Result { () throws(LIVAMediaError) in
+            try session.decoder.decode(
+              UnsafeRawBufferPointer(rebasing: bytes[range]), picture: frame == index,
+              reusing: &spare)
+          }
+        }.get()
+        session.last = frame
+      }
+    } catch {
+      formFailed(url, version: entry.id, error)
+      return nil
+    }
+    playback.withLock { forms in
+      forms.order.removeAll { $0 == entry.id }
+      if forms.sessions[entry.id] == nil { forms.sessions[entry.id] = session }
+      forms.order.append(entry.id)
+      while forms.order.count > Self.playbackSessionLimit {
+        forms.sessions[forms.order.removeFirst()] = nil
+      }
+    }
+    state.withLock { $0.statistics.playbackFrames += 1 }
+    return image
+  }
+
+  /// A damaged form: deleted (its bytes uncounted), the version played from its images.
+  func formFailed(_ url: URL, version id: Int, _ error: LIVAMediaError) {
+    let bytes = Self.fileSize(url)
+    try? FileManager.default.removeItem(at: url)
+    playback.withLock { _ = $0.missing.insert(id) }
+    state.withLock { state in
+      state.statistics.playbackFormFailures += 1
+      state.statistics.lastPlaybackFormError = error
+      for (name, entry) in state.animations where entry.current?.id == id {
+        state.animations[name]?.current?.bytes -= bytes
+        state.statistics.diskBytes -= bytes
+      }
+    }
+  }
+
+  /// Closes a replaced or removed version's decoder.
+  func forgetPlayback(version id: Int) {
+    playback.withLock { forms in
+      forms.sessions[id] = nil
+      forms.order.removeAll { $0 == id }
+      forms.missing.remove(id)
+      forms.refused.remove(id)
+    }
+  }
+}
