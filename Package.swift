@@ -33,12 +33,14 @@ let webGPU: Bool = {
 }()
 
 // The H.264 playback form of base frames (LIVAMedia's VideoFrameCodec) through FFmpeg's
-// libavcodec and libswscale: offered on Linux when pkg-config can find `libavcodec.pc` and
-// `libswscale.pc` (scripts/setup-video.sh installs them); without them base frames are decoded
-// from their PNGs as before. LIVA_NO_VIDEO=1 leaves it out.
+// libavcodec and libswscale, on Linux, opted into with LIVA_VIDEO=1 when pkg-config can find
+// `libavcodec.pc`, `libswscale.pc` and `libavutil.pc` (scripts/setup-video.sh installs them).
+// Opt-in for now: Debian's libavcodec brings ~130 shared libraries, ~18 MiB of resident memory
+// at load, over the SDK's memory budget (docs/Architecture.md, "The CPU cost of playback").
+// Without it base frames are decoded from their images.
 let videoForm: Bool = {
   let environment = ProcessInfo.processInfo.environment
-  if environment["LIVA_NO_VIDEO"] == "1" { return false }
+  guard environment["LIVA_VIDEO"] == "1" else { return false }
   #if os(Linux)
     let folders =
       (environment["PKG_CONFIG_PATH"] ?? "").split(separator: ":").map(String.init) + [

@@ -49,7 +49,8 @@ public struct LIVAConfiguration: Sendable {
   /// queue after each download, and decoded from it while playing: at 1280×768 a frame costs
   /// a fraction of a millisecond instead of a PNG's 10–20 ms of inflate. The images stay the
   /// reference (a damaged form is deleted and the frames decode from them). Takes effect where
-  /// the platform has a codec for it (``LIVAMedia/BaseFrameStore/systemVideoCodec``); false
+  /// the platform has a codec for it (``LIVAMedia/BaseFrameStore/systemVideoCodec``: on Linux,
+  /// a build with `LIVA_VIDEO=1` and FFmpeg's libraries; none on Apple platforms yet); false
   /// decodes every frame from its image, losslessly.
   public var playbackForms = true
   /// Where image decodes run (overlays and the base-frame window). Nil: worker threads.

@@ -54,6 +54,8 @@ public struct FFmpegVideoCodec: VideoFrameCodec {
     #endif
   }
 
+  /// An x264 encoder (or the library's other H.264 encoder); see
+  /// ``VideoFrameCodec/makeEncoder(width:height:keyInterval:crf:)``.
   public func makeEncoder(width: Int, height: Int, keyInterval: Int, crf: Int)
     throws(LIVAMediaError) -> any VideoFrameEncoder
   {
@@ -64,6 +66,7 @@ public struct FFmpegVideoCodec: VideoFrameCodec {
     #endif
   }
 
+  /// A one-thread, low-delay decoder converting to RGBA with libswscale.
   public func makeDecoder(width: Int, height: Int) throws(LIVAMediaError)
     -> any VideoFrameDecoder
   {
