@@ -124,7 +124,8 @@ struct PlaybackFormTests {
     "frames come back close to the images, the same in any order of access",
     .enabled(if: codecAvailable || codecRequired))
   func roundTrip() throws {
-    try requireTool(Self.codecAvailable, "libavcodec (scripts/setup-video.sh, then build with LIVA_VIDEO=1)")
+    try requireTool(
+      Self.codecAvailable, "libavcodec (scripts/setup-video.sh, then build with LIVA_VIDEO=1)")
     let frames = (0..<10).map { Self.frame($0) }
     let form = try encode(frames)
     #expect(form.frameCount == 10)
@@ -152,7 +153,8 @@ struct PlaybackFormTests {
     "the codec refuses odd sizes and frames of another size",
     .enabled(if: codecAvailable || codecRequired))
   func refusals() throws {
-    try requireTool(Self.codecAvailable, "libavcodec (scripts/setup-video.sh, then build with LIVA_VIDEO=1)")
+    try requireTool(
+      Self.codecAvailable, "libavcodec (scripts/setup-video.sh, then build with LIVA_VIDEO=1)")
     let codec = try #require(BaseFrameStore.systemVideoCodec)
     #expect(throws: LIVAMediaError.self) {
       try codec.makeEncoder(width: 95, height: 64, keyInterval: 4, crf: 18)
@@ -188,7 +190,8 @@ struct PlaybackFormTests {
     "the store plays from the form once made, and from the images when it is damaged",
     .enabled(if: codecAvailable || codecRequired))
   func store() throws {
-    try requireTool(Self.codecAvailable, "libavcodec (scripts/setup-video.sh, then build with LIVA_VIDEO=1)")
+    try requireTool(
+      Self.codecAvailable, "libavcodec (scripts/setup-video.sh, then build with LIVA_VIDEO=1)")
     let root = try TestSupport.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: root) }
     let talking = try AnimationName(parsing: "talking_1_s_talking_1_e")
@@ -240,7 +243,8 @@ struct PlaybackFormTests {
     "frames that cannot have a form (transparency, odd size) play from their images",
     .enabled(if: codecAvailable || codecRequired))
   func refusedAnimations() throws {
-    try requireTool(Self.codecAvailable, "libavcodec (scripts/setup-video.sh, then build with LIVA_VIDEO=1)")
+    try requireTool(
+      Self.codecAvailable, "libavcodec (scripts/setup-video.sh, then build with LIVA_VIDEO=1)")
     let root = try TestSupport.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: root) }
     let store = try BaseFrameStore(
@@ -261,7 +265,8 @@ struct PlaybackFormTests {
     "a store making forms itself makes them after a download, on its own queue",
     .enabled(if: codecAvailable || codecRequired))
   func background() async throws {
-    try requireTool(Self.codecAvailable, "libavcodec (scripts/setup-video.sh, then build with LIVA_VIDEO=1)")
+    try requireTool(
+      Self.codecAvailable, "libavcodec (scripts/setup-video.sh, then build with LIVA_VIDEO=1)")
     let root = try TestSupport.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: root) }
     let store = try BaseFrameStore(root: root, videoCodec: BaseFrameStore.systemVideoCodec)
