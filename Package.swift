@@ -32,24 +32,22 @@ let webGPU: Bool = {
   #endif
 }()
 
-// The H.264 playback form of base frames (LIVAMedia's VideoFrameCodec) through FFmpeg's
-// libavcodec and libswscale, on Linux, opted into with LIVA_VIDEO=1 when pkg-config can find
-// `libavcodec.pc`, `libswscale.pc` and `libavutil.pc` (scripts/setup-video.sh installs them).
-// Opt-in for now: Debian's libavcodec brings ~130 shared libraries, ~18 MiB of resident memory
-// at load, over the SDK's memory budget (docs/Architecture.md, "The CPU cost of playback").
-// Without it base frames are decoded from their images.
+// The H.264 playback form of base frames (LIVAMedia's VideoFrameCodec) on Linux, through a small
+// static FFmpeg (the H.264 decoder, the x264 encoder wrapper, libswscale) that
+// scripts/setup-video.sh builds and describes in `liva-video.pc`: offered when pkg-config can
+// find that file, so builds without it decode base frames from their images as before.
+// LIVA_NO_VIDEO=1 leaves it out. (A distribution's shared libavcodec is not used: Debian's loads
+// ~130 libraries, ~18 MiB resident, over the SDK's memory budget.)
 let videoForm: Bool = {
   let environment = ProcessInfo.processInfo.environment
-  guard environment["LIVA_VIDEO"] == "1" else { return false }
+  if environment["LIVA_NO_VIDEO"] == "1" { return false }
   #if os(Linux)
     let folders =
       (environment["PKG_CONFIG_PATH"] ?? "").split(separator: ":").map(String.init) + [
         "/usr/local/lib/pkgconfig", "/usr/lib/pkgconfig", "/usr/lib/x86_64-linux-gnu/pkgconfig",
         "/usr/lib/aarch64-linux-gnu/pkgconfig",
       ]
-    return ["libavcodec", "libswscale", "libavutil"].allSatisfy { library in
-      folders.contains { FileManager.default.fileExists(atPath: "\($0)/\(library).pc") }
-    }
+    return folders.contains { FileManager.default.fileExists(atPath: "\($0)/liva-video.pc") }
   #else
     return false
   #endif
@@ -245,11 +243,8 @@ if webGPU {
 
 if videoForm {
   package.targets += [
+    .systemLibrary(name: "CLIVAFFmpeg", pkgConfig: "liva-video"),
     // libavcodec and libswscale behind a C shim (their error macros and buffers stay in C).
-    .target(
-      name: "CLIVAVideo",
-      linkerSettings: [
-        .linkedLibrary("avcodec"), .linkedLibrary("swscale"), .linkedLibrary("avutil"),
-      ])
+    .target(name: "CLIVAVideo", dependencies: ["CLIVAFFmpeg"]),
   ]
 }

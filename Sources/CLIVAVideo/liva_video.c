@@ -95,9 +95,10 @@ liva_video_encoder *liva_video_encoder_open(int width, int height, int key_inter
     av_opt_set(context->priv_data, "crf", quality, 0);
     av_opt_set(context->priv_data, "preset", "fast", 0);
     // fastdecode: no CABAC, no deblocking, no weighted prediction (decoding is the cost we
-    // pay every frame); zerolatency: no look-ahead, so each frame's packet comes at once.
+    // pay every frame); zerolatency: no look-ahead, so each frame's packet comes at once; one
+    // reference picture: the decoder holds fewer pictures.
     av_opt_set(context->priv_data, "tune", "fastdecode,zerolatency", 0);
-    av_opt_set(context->priv_data, "x264-params", "scenecut=0:bframes=0", 0);
+    av_opt_set(context->priv_data, "x264-params", "scenecut=0:bframes=0:ref=1", 0);
     av_opt_set(context->priv_data, "forced-idr", "1", 0);
   }
   int error = avcodec_open2(context, codec, NULL);

@@ -66,11 +66,14 @@ public final class LIVAClient: Sendable {
     self.logger = configuration.logger
     self.displayLink = displayLink
     let store: BaseFrameStore
+    let videoCodec = configuration.playbackForms ? BaseFrameStore.systemVideoCodec : nil
+    let decodedFrameByteLimit =
+      configuration.decodedFrameByteLimit
+      ?? BaseFrameStore.recommendedMemoryByteLimit(videoCodec: videoCodec)
     do {
       store = try BaseFrameStore(
         root: configuration.cacheDirectory, diskByteLimit: configuration.cacheByteLimit,
-        memoryByteLimit: configuration.decodedFrameByteLimit,
-        videoCodec: configuration.playbackForms ? BaseFrameStore.systemVideoCodec : nil)
+        memoryByteLimit: decodedFrameByteLimit, videoCodec: videoCodec)
     } catch {
       throw LIVAClientError(.cache, "cannot open \(configuration.cacheDirectory.path): \(error)")
     }
@@ -80,7 +83,7 @@ public final class LIVAClient: Sendable {
     self.protectedState = state
     let logger = configuration.logger
     var playerConfiguration = configuration.player
-    playerConfiguration.baseFrameBudget = configuration.decodedFrameByteLimit
+    playerConfiguration.baseFrameBudget = decodedFrameByteLimit
     player = LIVAPlayer(
       configuration: playerConfiguration, baseFrames: store, audio: audio, surface: surface,
       logger: configuration.logger, createdAt: created,

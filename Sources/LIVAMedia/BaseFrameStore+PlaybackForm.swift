@@ -1,27 +1,20 @@
 import Foundation
 import LIVAProtocol
 
-/// A decoder open on one version's playback form, and where it is.
-final class PlaybackSession: @unchecked Sendable {
-  // Unchecked: a session is used by one thread at a time (taken out of the store's table
-  // while it decodes, put back after).
-  let form: PlaybackForm
-  let decoder: any VideoFrameDecoder
-  /// The last frame decoded, nil after opening or a reset.
-  var last: Int?
-
-  init(form: PlaybackForm, decoder: any VideoFrameDecoder) {
-    self.form = form
-    self.decoder = decoder
-  }
-}
-
-/// The store's playback forms: open decoders (at most ``BaseFrameStore/playbackSessionLimit``,
-/// least recently used closed first) and the versions known to have no usable form.
+/// The store's playback forms: the forms read (at most ``BaseFrameStore/playbackFormLimit``,
+/// least recently used dropped first), one decoder reused for all of them (its pictures are
+/// most of a decoder's memory: ~6 MB at 1280×768, kept by the allocator even after a decoder
+/// is closed, so the store keeps one rather than opening one per animation), and the versions
+/// known to have no usable form.
 struct PlaybackForms {
-  var sessions: [Int: PlaybackSession] = [:]
-  /// Version ids, least recently used first.
+  var forms: [Int: PlaybackForm] = [:]
+  /// Version ids of ``forms``, least recently used first.
   var order: [Int] = []
+  /// The decoder when no thread is using it, and its picture size.
+  var decoder: (any VideoFrameDecoder)?
+  var decoderSize: (width: Int, height: Int)?
+  /// The version and frame the decoder decoded last.
+  var position: (version: Int, frame: Int)?
   /// Versions with no form on disk (or a damaged one, deleted): decoded from their images.
   var missing: Set<Int> = []
   /// Versions that cannot have a form (frames of different sizes, odd sizes, transparency).
@@ -39,8 +32,8 @@ extension BaseFrameStore {
   /// x264's constant quality for the form (lower is better): measured at 1280×768, 45 dB PSNR
   /// on flat art and 39 dB on a photographic avatar (its noise is not kept).
   public static let playbackQuality = 18
-  /// Decoders kept open (each holds a few reference pictures: ~1.5 MB each at 1280×768).
-  static let playbackSessionLimit = 2
+  /// Forms kept read (the one playing and the next: a few hundred KB each).
+  static let playbackFormLimit = 1
 
   func playbackFormURL(_ animation: AnimationName, _ directory: String) -> URL {
     self.directory(animation).appendingPathComponent(directory, isDirectory: true)
@@ -158,66 +151,97 @@ extension BaseFrameStore {
     -> RGBAImage?
   {
     guard let videoCodec else { return nil }
-    let taken = playback.withLock { forms -> (known: Bool, session: PlaybackSession?) in
+    // The form, and the decoder with where it is, taken out while this thread decodes.
+    let taken = playback.withLock {
+      forms -> (known: Bool, form: PlaybackForm?, decoder: (any VideoFrameDecoder)?, last: Int?)
+      in
       if forms.missing.contains(entry.id) || forms.refused.contains(entry.id) {
-        return (true, nil)
+        return (true, nil, nil, nil)
       }
-      return (false, forms.sessions.removeValue(forKey: entry.id))
+      let form = forms.forms[entry.id]
+      let decoder = forms.decoder
+      forms.decoder = nil
+      let last = forms.position?.version == entry.id ? forms.position?.frame : nil
+      return (false, form, decoder, last)
     }
     if taken.known { return nil }
     let url = playbackFormURL(animation, entry.directory)
-    var session = taken.session
-    if session == nil {
-      guard let data = try? Data(contentsOf: url) else {
-        playback.withLock { _ = $0.missing.insert(entry.id) }
-        return nil
-      }
-      do throws(LIVAMediaError) {
-        let form = try PlaybackForm(parsing: data)
-        guard form.frameCount == entry.frameCount else {
-          throw LIVAMediaError(.corruptData, "playback form: \(form.frameCount) frames")
-        }
-        session = PlaybackSession(
-          form: form, decoder: try videoCodec.makeDecoder(width: form.width, height: form.height))
-      } catch {
-        formFailed(url, version: entry.id, error)
-        return nil
-      }
-    }
-    guard let session else { return nil }
-    var image: RGBAImage?
+    var form = taken.form
+    var decoder = taken.decoder
+    var last = taken.last
     do throws(LIVAMediaError) {
-      let plan = session.form.decodePlan(last: session.last, to: index)
-      if plan.reset {
-        session.decoder.reset()
-        session.last = nil
+      if form == nil {
+        guard let data = try? Data(contentsOf: url) else {
+          playback.withLock { forms in
+            forms.missing.insert(entry.id)
+            if forms.decoder == nil { forms.decoder = decoder }
+          }
+          return nil
+        }
+        let read = try PlaybackForm(parsing: data)
+        guard read.frameCount == entry.frameCount else {
+          throw LIVAMediaError(.corruptData, "playback form: \(read.frameCount) frames")
+        }
+        form = read
       }
+      guard let form else { return nil }
+      if let size = playback.withLock({ $0.decoderSize }),
+        size != (form.width, form.height) || decoder == nil
+      {
+        decoder = nil
+      }
+      if decoder == nil {
+        decoder = try videoCodec.makeDecoder(width: form.width, height: form.height)
+        last = nil
+      }
+      guard let decoder else { return nil }
+      let plan = form.decodePlan(last: last, to: index)
+      if plan.reset {
+        decoder.reset()
+        last = nil
+      }
+      var image: RGBAImage?
       for frame in plan.frames {
-        let range = session.form.packets[frame]
-        var spare = frame == index ? spareBuffers.withLock { $0.popLast() } : nil
-        image = try session.form.bytes.withUnsafeBytes { bytes in
+        let range = form.packets[frame]
+        var spare: [UInt8]?
+        if frame == index {
+          // Room first: the frame this decode pushes out leaves its buffer for it.
+          decoded.makeRoom(for: form.width * form.height * 4)
+          spare = spareBuffers.withLock { $0.popLast() }
+        }
+        image = try form.bytes.withUnsafeBytes { bytes in
           Result { () throws(LIVAMediaError) in
-            try session.decoder.decode(
+            try decoder.decode(
               UnsafeRawBufferPointer(rebasing: bytes[range]), picture: frame == index,
               reusing: &spare)
           }
         }.get()
-        session.last = frame
+        last = frame
       }
+      playback.withLock { forms in
+        forms.forms[entry.id] = form
+        forms.order.removeAll { $0 == entry.id }
+        forms.order.append(entry.id)
+        while forms.order.count > Self.playbackFormLimit {
+          forms.forms[forms.order.removeFirst()] = nil
+        }
+        // Put back unless another thread's decoder went back first (this one is then closed).
+        if forms.decoder == nil {
+          forms.decoder = decoder
+          forms.decoderSize = (form.width, form.height)
+          forms.position = last.map { (entry.id, $0) }
+        }
+      }
+      state.withLock { $0.statistics.playbackFrames += 1 }
+      return image
     } catch {
+      // The decoder may be mid-stream in a damaged one: it is dropped.
+      playback.withLock { forms in
+        if forms.decoder == nil { forms.position = nil }
+      }
       formFailed(url, version: entry.id, error)
       return nil
     }
-    playback.withLock { forms in
-      forms.order.removeAll { $0 == entry.id }
-      if forms.sessions[entry.id] == nil { forms.sessions[entry.id] = session }
-      forms.order.append(entry.id)
-      while forms.order.count > Self.playbackSessionLimit {
-        forms.sessions[forms.order.removeFirst()] = nil
-      }
-    }
-    state.withLock { $0.statistics.playbackFrames += 1 }
-    return image
   }
 
   /// A damaged form: deleted (its bytes uncounted), the version played from its images.
@@ -235,11 +259,12 @@ extension BaseFrameStore {
     }
   }
 
-  /// Closes a replaced or removed version's decoder.
+  /// Forgets a replaced or removed version's form.
   func forgetPlayback(version id: Int) {
     playback.withLock { forms in
-      forms.sessions[id] = nil
+      forms.forms[id] = nil
       forms.order.removeAll { $0 == id }
+      if forms.position?.version == id { forms.position = nil }
       forms.missing.remove(id)
       forms.refused.remove(id)
     }

@@ -157,7 +157,7 @@ public final class BaseFrameStore: Sendable {
   let playback = Locked(PlaybackForms())
   /// Pixel buffers of frames that left memory, filled again by the next decodes.
   let spareBuffers: Locked<[[UInt8]]>
-  static let spareBufferLimit = 2
+  static let spareBufferLimit = 1
   let formQueue = DispatchQueue(label: "liva.base-frames.playback-form", qos: .utility)
   let decoded: OverlayImageStore
   let state = Locked(State())
@@ -166,6 +166,26 @@ public final class BaseFrameStore: Sendable {
   /// Signalled each time a prefetch worker stops: an inline request handed to a worker running
   /// on another thread waits on it for its window.
   let prefetchStopped = NSCondition()
+
+  /// The decoded-frame budget to use with `videoCodec`: 24 MiB when frames play from their
+  /// playback form (a decode of ~1–2 ms at 1280×768: six frames ahead cover it, and the decoder
+  /// itself holds ~6 MB of pictures), else 32 MiB (eight frames cover a PNG's ~15–20 ms).
+  public static func recommendedMemoryByteLimit(videoCodec: (any VideoFrameCodec)?) -> Int {
+    videoCodec == nil ? 32 << 20 : 24 << 20
+  }
+
+  /// Keeps the buffers of frames leaving memory in `spare` (up to ``spareBufferLimit``, of
+  /// one size).
+  static func recycler(into spare: Locked<[[UInt8]]>) -> @Sendable ([RGBAImage]) -> Void {
+    { images in
+      spare.withLock { spare in
+        for image in images {
+          if let first = spare.first, first.count != image.byteCount { spare.removeAll() }
+          if spare.count < spareBufferLimit { spare.append(image.pixels) }
+        }
+      }
+    }
+  }
 
   /// The video codec this platform offers for playback forms: FFmpeg's libavcodec on Linux
   /// when the package was built with it; none elsewhere yet.
@@ -194,18 +214,10 @@ public final class BaseFrameStore: Sendable {
     self.diskByteLimit = diskByteLimit
     let spare = Locked<[[UInt8]]>([])
     self.spareBuffers = spare
-    self.decoded = OverlayImageStore(
-      byteLimit: memoryByteLimit,
-      recycle: { images in
-        // Frames that leave memory leave their buffers for the next frames decoded from the
-        // playback form (a few, of one size: the avatar's).
-        spare.withLock { spare in
-          for image in images {
-            if let first = spare.first, first.count != image.byteCount { spare.removeAll() }
-            if spare.count < BaseFrameStore.spareBufferLimit { spare.append(image.pixels) }
-          }
-        }
-      })
+    // Frames that leave memory leave their buffers for the next frames decoded from the
+    // playback form (one, of the avatar's size); without a video codec they are freed.
+    let recycle = videoCodec == nil ? nil : Self.recycler(into: spare)
+    self.decoded = OverlayImageStore(byteLimit: memoryByteLimit, recycle: recycle)
     self.protected = protected
     let files = FileManager.default
     do {
@@ -297,6 +309,22 @@ public final class BaseFrameStore: Sendable {
       }
       if let current = entry.current { close(current.lock) }
     }
+    // The decoded frames and the decoder go now, and the allocator gives their pages back:
+    // glibc keeps freed blocks of a few MB (frames, a decoder's pictures) in its arenas
+    // otherwise, and a process that opens and closes stores would keep the high-water mark.
+    playback.withLock { $0 = PlaybackForms() }
+    spareBuffers.withLock { $0 = [] }
+    decoded.purge()
+    Self.returnFreedMemory()
+  }
+
+  /// Returns freed heap pages to the system where the allocator keeps them (glibc).
+  static func returnFreedMemory() {
+    #if canImport(Glibc)
+      // malloc_trim(3) is glibc's (malloc.h, which the Glibc module leaves out).
+      typealias Trim = @convention(c) (Int) -> Int32
+      if let symbol = dlsym(nil, "malloc_trim") { _ = unsafeBitCast(symbol, to: Trim.self)(0) }
+    #endif
   }
 
   // MARK: Reading

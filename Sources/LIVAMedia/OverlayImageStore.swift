@@ -504,9 +504,15 @@ public final class OverlayImageStore: Sendable {
       state.removed.removeLast()
     }
     state.add(Entry(key: key, image: image, owners: owners, unowned: unowned))
-    // Images no message uses go first, oldest first; then the oldest of the rest.
+    Self.evict(&state, toFit: byteLimit, sparing: key)
+    return true
+  }
+
+  /// Evicts until the images fit `limit` bytes: images no message uses go first, oldest
+  /// first; then the oldest of the rest; never `key`.
+  private static func evict(_ state: inout State, toFit limit: Int, sparing key: String?) {
     var candidate = state.oldest
-    while state.statistics.bytes > byteLimit, candidate >= 0 {
+    while state.statistics.bytes > limit, candidate >= 0 {
       let entry = state.slots[candidate]!
       let newer = entry.newer
       if entry.owners.isEmpty && entry.key != key {
@@ -515,12 +521,18 @@ public final class OverlayImageStore: Sendable {
       }
       candidate = newer
     }
-    while state.statistics.bytes > byteLimit, state.oldest >= 0,
+    while state.statistics.bytes > limit, state.oldest >= 0,
       let oldest = state.slots[state.oldest]?.key, oldest != key
     {
       state.remove(oldest)
       state.statistics.evictions += 1
     }
-    return true
+  }
+
+  /// Evicts what inserting an image of `bytes` would, before it is made: the decode that
+  /// makes it can then fill a buffer an evicted image leaves (`recycle`) rather than hold a new
+  /// one beside the full store.
+  public func makeRoom(for bytes: Int) {
+    mutate { Self.evict(&$0, toFit: max(0, byteLimit - bytes), sparing: nil) }
   }
 }

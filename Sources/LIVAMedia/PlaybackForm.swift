@@ -47,7 +47,7 @@ public struct PlaybackForm: Sendable, Equatable {
     for frame in frames { body.append(contentsOf: frame.packet) }
     var file = Self.magic
     for value in [width, height, frames.count, keyInterval] { u32(value, into: &file) }
-    let sum = Self.checksum(file[8...] + body)
+    let sum = Self.checksum(body, continuing: Self.checksum(file[8...]))
     for shift in stride(from: 0, to: 64, by: 8) {
       file.append(UInt8(truncatingIfNeeded: sum >> shift))
     }
@@ -58,49 +58,58 @@ public struct PlaybackForm: Sendable, Equatable {
   /// Reads a file, checking everything: the magic, the sizes, the checksum, a key frame at
   /// frame 0 and at every `keyInterval`-th frame, packets that fill the rest exactly.
   public init(parsing data: Data) throws(LIVAMediaError) {
-    let bytes = [UInt8](data)
-    func fail(_ why: String) -> LIVAMediaError {
-      LIVAMediaError(.corruptData, "playback form: \(why)")
+    // Read in place (a form is a few hundred KB to a few MB: no copies).
+    let parsed = data.withUnsafeBytes {
+      bytes -> Result<(Int, Int, Int, [Range<Int>], [Bool]), LIVAMediaError> in
+      func fail(_ why: String) -> Result<(Int, Int, Int, [Range<Int>], [Bool]), LIVAMediaError> {
+        .failure(LIVAMediaError(.corruptData, "playback form: \(why)"))
+      }
+      guard bytes.count >= Self.headerSize, bytes.prefix(8).elementsEqual(Self.magic) else {
+        return fail("no LIVAH264 header")
+      }
+      func u32(_ at: Int) -> Int { (0..<4).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) } }
+      let (width, height, count, interval) = (u32(8), u32(12), u32(16), u32(20))
+      guard (1...8192).contains(width), (1...8192).contains(height),
+        (1...BaseFrameStore.maximumFrameCount).contains(count), interval >= 1
+      else { return fail("sizes out of range") }
+      let sum = (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[24 + $1]) << (8 * $1) }
+      let tableEnd = Self.headerSize + count * 8
+      guard bytes.count >= tableEnd,
+        Self.checksum(bytes[Self.headerSize...], continuing: Self.checksum(bytes[8..<24]))
+          == sum
+      else { return fail("checksum mismatch") }
+      var packets: [Range<Int>] = []
+      var keys: [Bool] = []
+      var offset = tableEnd
+      for index in 0..<count {
+        let size = u32(Self.headerSize + index * 8)
+        let isKey = u32(Self.headerSize + index * 8 + 4) & 1 == 1
+        guard size > 0, offset + size <= bytes.count else {
+          return fail("packet \(index) overruns")
+        }
+        guard isKey || index % interval != 0 else { return fail("frame \(index) is no key frame") }
+        packets.append(offset..<offset + size)
+        keys.append(isKey)
+        offset += size
+      }
+      guard offset == bytes.count else { return fail("bytes after the last packet") }
+      return .success((width, height, interval, packets, keys))
     }
-    guard bytes.count >= Self.headerSize, Array(bytes[0..<8]) == Self.magic else {
-      throw fail("no LIVAH264 header")
-    }
-    func u32(_ at: Int) -> Int { (0..<4).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) } }
-    let (width, height, count, interval) = (u32(8), u32(12), u32(16), u32(20))
-    guard (1...8192).contains(width), (1...8192).contains(height),
-      (1...BaseFrameStore.maximumFrameCount).contains(count), interval >= 1
-    else { throw fail("sizes out of range") }
-    let sum = (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[24 + $1]) << (8 * $1) }
-    let tableEnd = Self.headerSize + count * 8
-    guard bytes.count >= tableEnd,
-      Self.checksum(bytes[8..<24] + bytes[Self.headerSize...]) == sum
-    else {
-      throw fail("checksum mismatch")
-    }
-    var packets: [Range<Int>] = []
-    var keys: [Bool] = []
-    var offset = tableEnd
-    for index in 0..<count {
-      let size = u32(Self.headerSize + index * 8)
-      let isKey = u32(Self.headerSize + index * 8 + 4) & 1 == 1
-      guard size > 0, offset + size <= bytes.count else { throw fail("packet \(index) overruns") }
-      guard isKey || index % interval != 0 else { throw fail("frame \(index) is no key frame") }
-      packets.append(offset..<offset + size)
-      keys.append(isKey)
-      offset += size
-    }
-    guard offset == bytes.count else { throw fail("bytes after the last packet") }
+    let (width, height, interval, packets, keys) = try parsed.get()
     self.width = width
     self.height = height
     self.keyInterval = interval
     self.packets = packets
     self.keys = keys
-    self.bytes = Data(bytes)
+    self.bytes = data
   }
 
   /// FNV-1a, 64 bits.
-  static func checksum(_ bytes: some Sequence<UInt8>) -> UInt64 {
-    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+  /// FNV-1a of `bytes` after a prefix whose hash is `seed` (one hash over several ranges).
+  static func checksum(
+    _ bytes: some Sequence<UInt8>, continuing seed: UInt64 = 0xcbf2_9ce4_8422_2325
+  ) -> UInt64 {
+    var hash = seed
     for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
     return hash
   }

@@ -10,8 +10,8 @@ import Testing
 @Suite("Playback form")
 struct PlaybackFormTests {
   static let codecAvailable = BaseFrameStore.systemVideoCodec != nil
-  /// Built with LIVA_VIDEO=1 (CI's playback-form step): the codec must be there, never skipped.
-  static let codecRequired = ProcessInfo.processInfo.environment["LIVA_VIDEO"] == "1"
+  /// Under LIVA_REQUIRE_ALL_TOOLS=1 (CI) the codec must be there: a missing one fails.
+  static let codecRequired = requireAllTools
 
   /// A frame with what a video codec is tested on: smooth gradients, an edge, and a shape that
   /// moves from frame to frame.
@@ -125,7 +125,7 @@ struct PlaybackFormTests {
     .enabled(if: codecAvailable || codecRequired))
   func roundTrip() throws {
     try requireTool(
-      Self.codecAvailable, "libavcodec (scripts/setup-video.sh, then build with LIVA_VIDEO=1)")
+      Self.codecAvailable, "the FFmpeg of scripts/setup-video.sh")
     let frames = (0..<10).map { Self.frame($0) }
     let form = try encode(frames)
     #expect(form.frameCount == 10)
@@ -154,7 +154,7 @@ struct PlaybackFormTests {
     .enabled(if: codecAvailable || codecRequired))
   func refusals() throws {
     try requireTool(
-      Self.codecAvailable, "libavcodec (scripts/setup-video.sh, then build with LIVA_VIDEO=1)")
+      Self.codecAvailable, "the FFmpeg of scripts/setup-video.sh")
     let codec = try #require(BaseFrameStore.systemVideoCodec)
     #expect(throws: LIVAMediaError.self) {
       try codec.makeEncoder(width: 95, height: 64, keyInterval: 4, crf: 18)
@@ -191,7 +191,7 @@ struct PlaybackFormTests {
     .enabled(if: codecAvailable || codecRequired))
   func store() throws {
     try requireTool(
-      Self.codecAvailable, "libavcodec (scripts/setup-video.sh, then build with LIVA_VIDEO=1)")
+      Self.codecAvailable, "the FFmpeg of scripts/setup-video.sh")
     let root = try TestSupport.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: root) }
     let talking = try AnimationName(parsing: "talking_1_s_talking_1_e")
@@ -244,7 +244,7 @@ struct PlaybackFormTests {
     .enabled(if: codecAvailable || codecRequired))
   func refusedAnimations() throws {
     try requireTool(
-      Self.codecAvailable, "libavcodec (scripts/setup-video.sh, then build with LIVA_VIDEO=1)")
+      Self.codecAvailable, "the FFmpeg of scripts/setup-video.sh")
     let root = try TestSupport.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: root) }
     let store = try BaseFrameStore(
@@ -266,7 +266,7 @@ struct PlaybackFormTests {
     .enabled(if: codecAvailable || codecRequired))
   func background() async throws {
     try requireTool(
-      Self.codecAvailable, "libavcodec (scripts/setup-video.sh, then build with LIVA_VIDEO=1)")
+      Self.codecAvailable, "the FFmpeg of scripts/setup-video.sh")
     let root = try TestSupport.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: root) }
     let store = try BaseFrameStore(root: root, videoCodec: BaseFrameStore.systemVideoCodec)

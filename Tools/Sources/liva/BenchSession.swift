@@ -61,14 +61,17 @@ struct BenchSession: AsyncParsableCommand {
       "liva bench-session: \(size.width)×\(size.height)\(photographic ? " photographic" : ""), \(Int(duration)) s"
     )
     let pack = try sampleAvatar(size: size, photographic: photographic, cacheRoot: cacheRoot)
+    let videoCodec = imagesOnly ? nil : BaseFrameStore.systemVideoCodec
     let clientRoot = cacheRoot.appendingPathComponent(
       "bench-client-\(size)\(photographic ? "-photographic" : "")")
-    let videoCodec = imagesOnly ? nil : BaseFrameStore.systemVideoCodec
     try fillClientCache(from: pack, at: clientRoot, videoCodec: videoCodec)
     let library = try UtteranceLibrary.bundled()
 
     var configuration = LIVAPlayer.Configuration()
-    if let frameBudget { configuration.baseFrameBudget = frameBudget << 20 }
+    // As LIVAClient chooses it when the configuration leaves it nil.
+    configuration.baseFrameBudget =
+      frameBudget.map { $0 << 20 }
+      ?? BaseFrameStore.recommendedMemoryByteLimit(videoCodec: videoCodec)
     var startUps: [Double] = []
     var storeOpens: [Double] = []
     for _ in 0..<5 {
