@@ -385,7 +385,10 @@ public final class BaseFrameStore: Sendable {
     if let image = keptFrame(index, of: animation, version: entry.id, in: entry.directory) {
       return image
     }
-    if let image = playbackFrame(index, of: animation, version: entry) {
+    // The kept frame (idle frame 0) is read raw, or made from its image: never from the form.
+    if !Self.hasPoster(animation, index),
+      let image = playbackFrame(index, of: animation, version: entry)
+    {
       _ = decoded.insert(image, for: key, message: entry.id)
       state.withLock { $0.statistics.diskLoads += 1 }
       return image

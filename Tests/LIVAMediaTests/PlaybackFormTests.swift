@@ -240,6 +240,27 @@ struct PlaybackFormTests {
   }
 
   @Test(
+    "idle frame 0 is never taken from the form: it is kept raw from its image, the first frame",
+    .enabled(if: codecAvailable || codecRequired))
+  func posterFromImage() throws {
+    try requireTool(Self.codecAvailable, "the FFmpeg of scripts/setup-video.sh")
+    let root = try TestSupport.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: root) }
+    let frames = (0..<4).map { Self.frame($0) }
+    let store = try BaseFrameStore(
+      root: root, videoCodec: BaseFrameStore.systemVideoCodec, makesPlaybackForms: false)
+    try download(store, .idleForward, frames)
+    #expect(try store.makePlaybackForm(.idleForward))
+    #expect(try store.frame(0, of: .idleForward) == frames[0])
+    #expect(store.statistics.playbackFrames == 0)
+    let reopened = try BaseFrameStore(
+      root: root, videoCodec: BaseFrameStore.systemVideoCodec, makesPlaybackForms: false)
+    #expect(reopened.decodedOrKeptFrame(0, of: .idleForward) == frames[0])
+    #expect(Self.psnr(frames[1], try reopened.frame(1, of: .idleForward)) > 30)
+    #expect(reopened.statistics.playbackFrames == 1)
+  }
+
+  @Test(
     "frames that cannot have a form (transparency, odd size) play from their images",
     .enabled(if: codecAvailable || codecRequired))
   func refusedAnimations() throws {
