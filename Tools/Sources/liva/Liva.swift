@@ -139,6 +139,12 @@ struct Demo: AsyncParsableCommand {
   )
   var frameBudget: Int?
 
+  @Flag(
+    help:
+      "Decode base frames from their images, without the H.264 playback form (LIVAConfiguration.playbackForms = false)."
+  )
+  var imagesOnly = false
+
   @OptionGroup var log: LogOptions
 
   func run() async throws {
@@ -176,7 +182,8 @@ struct Demo: AsyncParsableCommand {
       resolution: size.resolution, cacheRoot: cacheRoot.appendingPathComponent("client-\(size)"),
       cacheServerIdentity: "liva-demo-sample-avatar", output: URL(fileURLWithPath: output),
       messages: sentences, greet: true, audioSkew: audioSkew,
-      frameBudget: frameBudget.map { $0 << 20 }, logger: try log.logger("liva"))
+      frameBudget: frameBudget.map { $0 << 20 }, playbackForms: !imagesOnly,
+      logger: try log.logger("liva"))
     try await runSession(session)
   }
 }

@@ -24,6 +24,8 @@ struct SessionOptions {
   var videoName = "demo.mp4"
   /// `LIVAConfiguration.decodedFrameByteLimit`, when not the default.
   var frameBudget: Int?
+  /// `LIVAConfiguration.playbackForms`.
+  var playbackForms = true
   /// `LIVAPlayer.Configuration.overlayByteLimit`, when not the default (a quarter of it for
   /// played mouths).
   var overlayBudget: Int?
@@ -68,6 +70,7 @@ func configuration(_ options: SessionOptions) -> LIVAConfiguration {
   configuration.resolution = options.resolution
   configuration.logger = options.logger
   if let budget = options.frameBudget { configuration.decodedFrameByteLimit = budget }
+  configuration.playbackForms = options.playbackForms
   if let budget = options.overlayBudget {
     configuration.player.overlayByteLimit = budget
     configuration.player.playedOverlayByteLimit = budget / 4
