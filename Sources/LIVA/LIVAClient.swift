@@ -67,9 +67,7 @@ public final class LIVAClient: Sendable {
     self.displayLink = displayLink
     let store: BaseFrameStore
     let videoCodec = configuration.playbackForms ? BaseFrameStore.systemVideoCodec : nil
-    let decodedFrameByteLimit =
-      configuration.decodedFrameByteLimit
-      ?? BaseFrameStore.recommendedMemoryByteLimit(videoCodec: videoCodec)
+    let decodedFrameByteLimit = configuration.decodedFrameByteLimit
     do {
       store = try BaseFrameStore(
         root: configuration.cacheDirectory, diskByteLimit: configuration.cacheByteLimit,

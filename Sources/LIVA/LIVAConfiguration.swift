@@ -39,14 +39,13 @@ public struct LIVAConfiguration: Sendable {
   /// Bytes of base-animation files kept on disk.
   public var cacheByteLimit: Int = 512 << 20
   /// The memory budget of decoded base frames, in bytes: base frames stay encoded on disk and
-  /// a window ahead of what the engine will draw is decoded into this much memory. Nil (the
-  /// default) lets the store choose (``LIVAMedia/BaseFrameStore/recommendedMemoryByteLimit(videoCodec:)``):
-  /// 24 MiB (6 frames of 1280×768) when frames play from their playback form, whose decode
-  /// takes ~1–2 ms, and 32 MiB (8 frames) when they are decoded from their images, ~15–20 ms
-  /// each (measured at 1280×768 on 2 CPU cores, that keeps decoding ahead of playback). The idle
-  /// loop's first frame is always in. Raise it where decoding is slow or storage is remote;
-  /// lower it for small avatars.
-  public var decodedFrameByteLimit: Int?
+  /// a window ahead of what the engine will draw is decoded into this much memory (default
+  /// 32 MiB: 8 frames of 1280×768, 32 of 512×512; measured at 1280×768 on 2 CPU cores, that
+  /// keeps decoding ahead of playback). Playing from the playback form (``playbackForms``), its
+  /// decoder's pictures count in it: the window is two frames shorter
+  /// (``LIVAMedia/BaseFrameStore/reservedFrames``). The idle loop's first frame is always in.
+  /// Raise it where decoding is slow or storage is remote; lower it for small avatars.
+  public var decodedFrameByteLimit: Int = 32 << 20
   /// Whether downloaded base animations get a playback form: their frames encoded once as
   /// H.264 (x264 quality 18, a key frame every 10 frames) beside the images, on a background
   /// queue after each download, and decoded from it while playing: at 1280×768 a frame costs

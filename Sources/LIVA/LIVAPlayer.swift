@@ -139,7 +139,8 @@ public final class LIVAPlayer: Sendable {
           baseFrameBudget: configuration.baseFrameBudget,
           overlayBudget: max(
             0, configuration.overlayByteLimit - configuration.playedOverlayByteLimit),
-          encodedOverlayBudget: configuration.ingest.maximumQueuedBytes),
+          encodedOverlayBudget: configuration.ingest.maximumQueuedBytes,
+          reservedFrames: baseFrames.reservedFrames),
         started: createdAt))
     self.state = state
     self.compositor = Locked((nil, FramePool(retainedFrames: surface.retainedFrames)))

@@ -64,6 +64,9 @@ public struct PlayerCore: Sendable {
   private var drawsSinceWindow = 0
   /// Bytes of decoded base frames the window is planned with (see ``window(budget:)``).
   public let baseFrameBudget: Int
+  /// Frames' worth of the budget held by something else than decoded frames: the playback
+  /// form's decoder and its pictures (``LIVAMedia/BaseFrameStore/reservedFrames``).
+  public let reservedFrames: Int
   /// Bytes of decoded overlay images the decode window ahead of playback may hold.
   public var overlayBudget: Int { mouths.decodedBudget }
   /// Bytes of encoded overlay images held back at most (received, not yet decoded).
@@ -89,9 +92,10 @@ public struct PlayerCore: Sendable {
     engine configuration: EngineConfiguration = EngineConfiguration(),
     freezeThreshold: Double = 0.1, expectedTickRate: Double = 60,
     baseFrameBudget: Int = 32 << 20, overlayBudget: Int = 60 << 20,
-    encodedOverlayBudget: Int = 64 << 20
+    encodedOverlayBudget: Int = 64 << 20, reservedFrames: Int = 0
   ) {
     self.baseFrameBudget = baseFrameBudget
+    self.reservedFrames = max(0, reservedFrames)
     mouths = MouthDecodeWindow(decodedBudget: overlayBudget, encodedBudget: encodedOverlayBudget)
     engine = LIVAEngine(configuration: configuration)
     receiver = SpeechReceiver(speakingFPS: configuration.speakingFPS)
@@ -122,8 +126,8 @@ public struct PlayerCore: Sendable {
 
   /// Frames a window of `budget` bytes holds: as many as fit, less two for the frame being
   /// drawn and a decode in flight; what is beyond (least urgent) waits for the next update.
-  static func windowCapacity(budget: Int, frameBytes: Int?) -> Int {
-    max(2, budget / max(1, frameBytes ?? 1 << 20) - 2)
+  static func windowCapacity(budget: Int, frameBytes: Int?, reserved: Int = 0) -> Int {
+    max(2, budget / max(1, frameBytes ?? 1 << 20) - 2 - reserved)
   }
 
   /// How many of the frames the engine will draw a window of `capacity` frames reaches ahead:
@@ -133,7 +137,8 @@ public struct PlayerCore: Sendable {
 
   /// The base frames to decode ahead, most urgent first, as many as `budget` bytes hold.
   public func window(budget: Int) -> [BaseFrameRef] {
-    let capacity = Self.windowCapacity(budget: budget, frameBytes: frameBytes)
+    let capacity = Self.windowCapacity(
+      budget: budget, frameBytes: frameBytes, reserved: reservedFrames)
     let graph = engine.graph
     var frames: [BaseFrameRef] = []
     if let onScreen = engine.lastDrawnFrame {
@@ -354,7 +359,8 @@ public struct PlayerCore: Sendable {
       // Refreshed once a quarter of its reach is drawn, so it always reaches three quarters of
       // it ahead: every few frames at 512×512 (22 frames ahead), every frame at 1280×768 (4).
       let reach = Self.reach(
-        capacity: Self.windowCapacity(budget: baseFrameBudget, frameBytes: frameBytes))
+        capacity: Self.windowCapacity(
+          budget: baseFrameBudget, frameBytes: frameBytes, reserved: reservedFrames))
       if drawsSinceWindow % max(1, reach / 4) == 0 { effects.append(.updateWindow) }
       drawsSinceWindow += 1
     } else if case .hold(.notDue) = result.plan, let missed {

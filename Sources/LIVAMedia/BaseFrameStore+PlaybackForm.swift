@@ -74,7 +74,15 @@ extension BaseFrameStore {
       return forms.making.insert(animation).inserted
     }
     guard start else { return false }
-    defer { playback.withLock { _ = $0.making.remove(animation) } }
+    var made = false
+    defer {
+      playback.withLock { forms in
+        forms.making.remove(animation)
+        // A version whose form could not be made (a damaged image, a codec failure) is not
+        // tried again by this store: each try decodes every frame.
+        if !made { forms.refused.insert(entry.id) }
+      }
+    }
     var encoder: (any VideoFrameEncoder)?
     var size: (width: Int, height: Int)?
     for index in 0..<entry.frameCount {
@@ -86,10 +94,7 @@ extension BaseFrameStore {
       if size == nil { size = (image.width, image.height) }
       guard image.width == size?.width, image.height == size?.height,
         image.width % 2 == 0, image.height % 2 == 0, Self.isOpaque(image)
-      else {
-        playback.withLock { _ = $0.refused.insert(entry.id) }
-        return false
-      }
+      else { return false }
       if encoder == nil {
         encoder = try videoCodec.makeEncoder(
           width: image.width, height: image.height, keyInterval: Self.playbackKeyInterval,
@@ -109,6 +114,7 @@ extension BaseFrameStore {
       state.statistics.diskBytes += form.bytes.count - previous
     }
     playback.withLock { _ = $0.missing.remove(entry.id) }
+    made = true
     return true
   }
 

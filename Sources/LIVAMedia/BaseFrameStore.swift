@@ -167,12 +167,12 @@ public final class BaseFrameStore: Sendable {
   /// on another thread waits on it for its window.
   let prefetchStopped = NSCondition()
 
-  /// The decoded-frame budget to use with `videoCodec`: 24 MiB when frames play from their
-  /// playback form (a decode of ~1–2 ms at 1280×768: six frames ahead cover it, and the decoder
-  /// itself holds ~6 MB of pictures), else 32 MiB (eight frames cover a PNG's ~15–20 ms).
-  public static func recommendedMemoryByteLimit(videoCodec: (any VideoFrameCodec)?) -> Int {
-    videoCodec == nil ? 32 << 20 : 24 << 20
-  }
+  /// Frames' worth of the decoded-frame budget that playing from the playback form holds
+  /// outside decoded frames: its decoder's pictures (~6 MB at 1280×768, a frame and a half of
+  /// RGBA), rounded up; 0 without a video codec. A player plans its window ahead that much
+  /// shorter: a frame from the form decodes in 1–2 ms against a PNG's 15–20, so the shorter
+  /// window keeps ahead as the longer one did, within the same memory.
+  public var reservedFrames: Int { videoCodec == nil ? 0 : 2 }
 
   /// Keeps the buffers of frames leaving memory in `spare` (up to ``spareBufferLimit``, of
   /// one size).

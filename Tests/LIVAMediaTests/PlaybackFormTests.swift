@@ -275,8 +275,18 @@ struct PlaybackFormTests {
     try download(store, .idleForward, translucent)
     let odd = (0..<3).map { Self.frame($0, width: 95) }
     try download(store, .idleBack, odd)
+    // A frame damaged past its header: making the form fails once, and is not tried again.
+    let talking = try AnimationName(parsing: "talking_1_s_talking_1_e")
+    try store.beginDownload(talking, frames: 2)
+    let whole = try SystemImageCodec().encode(Self.frame(0), as: .png)
+    try store.storeFrame(whole, index: 0, of: talking)
+    try store.storeFrame(whole.prefix(whole.count / 2), index: 1, of: talking)
+    try store.finishDownload(talking, version: "1")
+    #expect(throws: LIVAMediaError.self) { try store.makePlaybackForm(talking) }
+    #expect(try store.makePlaybackForm(talking) == false)
     #expect(store.makePlaybackForms().isEmpty)
     #expect(!store.hasPlaybackForm(.idleForward) && !store.hasPlaybackForm(.idleBack))
+    #expect(!store.hasPlaybackForm(talking))
     #expect(try store.frame(2, of: .idleForward) == translucent[2])
     #expect(try store.frame(1, of: .idleBack) == odd[1])
     #expect(store.statistics.playbackFrames == 0)

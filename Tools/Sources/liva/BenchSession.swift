@@ -68,10 +68,7 @@ struct BenchSession: AsyncParsableCommand {
     let library = try UtteranceLibrary.bundled()
 
     var configuration = LIVAPlayer.Configuration()
-    // As LIVAClient chooses it when the configuration leaves it nil.
-    configuration.baseFrameBudget =
-      frameBudget.map { $0 << 20 }
-      ?? BaseFrameStore.recommendedMemoryByteLimit(videoCodec: videoCodec)
+    if let frameBudget { configuration.baseFrameBudget = frameBudget << 20 }
     var startUps: [Double] = []
     var storeOpens: [Double] = []
     for _ in 0..<5 {

@@ -227,6 +227,12 @@ struct Record: AsyncParsableCommand {
   )
   var overlayBudget: Int?
 
+  @Flag(
+    help:
+      "Decode base frames from their images, without the H.264 playback form (LIVAConfiguration.playbackForms = false)."
+  )
+  var imagesOnly = false
+
   @OptionGroup var log: LogOptions
 
   func run() async throws {
@@ -237,7 +243,8 @@ struct Record: AsyncParsableCommand {
       cacheRoot: defaultCacheRoot().appendingPathComponent("record-\(safeAgent)-\(size)"),
       output: URL(fileURLWithPath: output), messages: message, greet: false, audioSkew: 0,
       videoName: "recording.mp4", frameBudget: frameBudget.map { $0 << 20 },
-      overlayBudget: overlayBudget.map { $0 << 10 }, logger: try log.logger("liva"))
+      overlayBudget: overlayBudget.map { $0 << 10 }, playbackForms: !imagesOnly,
+      logger: try log.logger("liva"))
     try await runSession(session)
   }
 }

@@ -24,11 +24,11 @@ struct SessionOptions {
   var videoName = "demo.mp4"
   /// `LIVAConfiguration.decodedFrameByteLimit`, when not the default.
   var frameBudget: Int?
-  /// `LIVAConfiguration.playbackForms`.
-  var playbackForms = true
   /// `LIVAPlayer.Configuration.overlayByteLimit`, when not the default (a quarter of it for
   /// played mouths).
   var overlayBudget: Int?
+  /// `LIVAConfiguration.playbackForms`.
+  var playbackForms = true
   /// Where the SDK logs (`--log-level`).
   var logger = Logger(label: "liva", factory: { _ in SwiftLogNoOpLogHandler() })
 }
