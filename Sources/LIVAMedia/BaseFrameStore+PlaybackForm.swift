@@ -136,7 +136,10 @@ extension BaseFrameStore {
   /// earlier session left without one).
   func makePlaybackFormsInBackground() {
     guard makesPlaybackForms, videoCodec != nil else { return }
-    formQueue.async { [weak self] in self?.makePlaybackForms() }
+    formQueue.async { [weak self] in
+      // The images decoded and the encoder's buffers go back to the system afterwards.
+      if self?.makePlaybackForms().isEmpty == false { Self.returnFreedMemory() }
+    }
   }
 
   static func isOpaque(_ image: RGBAImage) -> Bool {

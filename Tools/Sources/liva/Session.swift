@@ -110,12 +110,12 @@ func runSession(_ options: SessionOptions) async throws {
       configuration: configuration(options), displayLink: RealTimeDisplayLink(hz: 10),
       audio: HeadlessAudioOutput(), surface: NullSurface())
     try await connectAndLoad(warmUp)
+    await warmUp.disconnect()
     // A warm cache has its playback forms too (the store makes them in the background after
-    // each download; here at once, so the recorded client's session does not share the CPU
-    // with making them).
+    // each download; here at once, after every download has ended, so the recorded client's
+    // session neither shares the CPU with making them nor holds the encoder's memory).
     let made = warmUp.player.baseFrames.makePlaybackForms()
     if !made.isEmpty { progress("  playback forms made for \(made.count) animations") }
-    await warmUp.disconnect()
   }
   // The recorded client starts with a warm cache: the one the report's start-up time is for.
   let warmNow = try BaseFrameStore(root: cacheDirectory).isAvailable(.idleForward)
