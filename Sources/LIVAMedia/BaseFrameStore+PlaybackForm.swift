@@ -194,9 +194,8 @@ extension BaseFrameStore {
         form = read
       }
       guard let form else { return nil }
-      if let size = playback.withLock({ $0.decoderSize }),
-        size != (form.width, form.height) || decoder == nil
-      {
+      // A decoder of another picture size cannot be reused.
+      if let size = playback.withLock({ $0.decoderSize }), size != (form.width, form.height) {
         decoder = nil
       }
       if decoder == nil {
