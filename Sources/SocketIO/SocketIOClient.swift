@@ -354,8 +354,16 @@ public actor SocketIOClient {
 
   /// Wakes the session at its deadlines (the ping's, before the handshake the connect's) until
   /// the transport ends.
+  /// Bytes read count as the link delivering (``SocketIOSession/bytesArrived(now:)``), checked
+  /// before each tick: a packet still arriving keeps the ping in flight waiting.
   private func watchdog() async throws -> Bool {
+    var bytesSeen = inboundMeter.total
     while session.isOpen {
+      let bytes = inboundMeter.total
+      if bytes != bytesSeen {
+        bytesSeen = bytes
+        session.bytesArrived(now: now)
+      }
       perform(session.tick(now: now))
       guard session.isOpen else { return abortTransport }
       guard let deadline = session.nextDeadline else { return false }

@@ -405,6 +405,18 @@ public struct SocketIOSession: Sendable {
     return actions
   }
 
+  /// Bytes of the current transport were read at `now`, whether or not they completed a
+  /// packet: the link is delivering, so the ping in flight has its whole
+  /// ``Settings/livenessTimeout`` from here. A large event on a slow link is seconds of reads
+  /// and one packet, and the pong queued behind it comes only after; without this, a link
+  /// carrying 20 KB/s would be declared dead under any event longer than the timeout's worth
+  /// of bytes. It confirms no emit (only the pong or an acknowledgement does), and a dead link
+  /// reads nothing, so it is still found a timeout after its last byte.
+  public mutating func bytesArrived(now: Duration) {
+    guard transport?.outcome == nil else { return }
+    sawTraffic(now)
+  }
+
   /// A packet was read at `now`: the link carries data, so the ping in flight has its whole
   /// timeout from here (its pong may be queued behind megabytes of the server's events). This
   /// confirms no emit: only the pong or an acknowledgement does. A dead link reads nothing and

@@ -64,6 +64,29 @@ struct SocketIOSessionLivenessTests {
     #expect(s.emitsResent == 1)
   }
 
+  @Test(
+    "bytes still arriving keep a ping waiting, though no packet completes; the last byte starts the timeout"
+  )
+  func bytesArrivingAreALiveLink() {
+    var s = session()
+    connect(&s, at: .zero)
+    _ = s.emit(message("hello"), now: .seconds(1))
+    #expect(s.nextDeadline == .seconds(6))
+    // A 200 KB event on a 20 KB/s link: 10 s of reads, one packet at the end.
+    for second in 2...11 {
+      s.bytesArrived(now: .seconds(second))
+      #expect(base.describe(s.tick(now: .seconds(second) + .milliseconds(999))) == [])
+    }
+    #expect(s.nextDeadline == .seconds(16))
+    // Then the link dies: found dead the timeout after its last byte, and the emit goes again.
+    #expect(base.describe(s.tick(now: .milliseconds(15_999))) == [])
+    #expect(base.describe(s.tick(now: .seconds(16))) == ["end pingTimeout"])
+    #expect(base.describe(s.transportEnded().actions) == ["resend 1"])
+    // Bytes with no transport, or no ping in flight, change nothing.
+    s.bytesArrived(now: .seconds(17))
+    #expect(s.nextDeadline == nil)
+  }
+
   @Test("a pong confirms what was written before its ping; later emits get their own ping")
   func pongsConfirmInOrder() {
     var s = session()

@@ -116,4 +116,53 @@ struct DeadLinkTests {
     await link.stop()
     await server.stop()
   }
+
+  @Test(
+    "a slow link still delivering a large event is alive: the pong behind it is waited for, nothing sent twice"
+  )
+  func slowLinkIsAlive() async throws {
+    let received = Recorder<String>()
+    // On `go`: a small event, then a 240 KB one, written together; the link carries 48 KB/s,
+    // so the large one takes 5 s to arrive whole, and everything the server sends after it
+    // (the pong to the client's next ping) waits behind it.
+    let server = try await LoopbackServer.start(
+      SocketIOServerConfiguration(pingInterval: .seconds(25), pingTimeout: .seconds(60))
+    ) { socket in
+      Task {
+        for await event in socket.events {
+          await received.append(event.name)
+          if event.name == "go" {
+            socket.emit("small", ["a"])
+            socket.emit("large", [.string(String(repeating: "x", count: 240_000))])
+          }
+        }
+      }
+    }
+    let link = try await FaultyLink.start(to: server.port, pace: 48_000)
+    var configuration = testConfiguration(link.url)
+    // Less than half the large event's time on the link: a liveness measured by whole packets
+    // declares the link dead under it.
+    configuration.livenessTimeout = .seconds(2)
+    let client = SocketIOClient(configuration: configuration)
+    let statuses = Recorder<SocketIOStatus>()
+    statuses.record(client.statusUpdates)
+    let events = Recorder<String>()
+    events.record(client.events.map(\.name))
+    await client.connect()
+    #expect(await statuses.wait { $0.contains { if case .connected = $0 { true } else { false } } })
+    try await client.emit("go")
+    #expect(await events.wait { $0.contains("small") })
+    // The large event is on its way: this message's ping is answered after it.
+    try await client.emit("message", ["hello"])
+    #expect(await events.wait(timeout: .seconds(30)) { $0.contains("large") })
+    #expect(await client.waitUntilConfirmed())
+    let seen = await statuses.items
+    #expect(!seen.contains(.disconnected(.pingTimeout)), "\(seen)")
+    #expect(await client.emitsResent == 0)
+    #expect(await received.items == ["go", "message"])
+    #expect(link.connectionCount == 1)
+    await client.disconnect()
+    await link.stop()
+    await server.stop()
+  }
 }

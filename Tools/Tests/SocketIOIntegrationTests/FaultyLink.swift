@@ -6,7 +6,9 @@ import NIOPosix
 /// it forwards bytes both ways until told to go silent, then reads nothing more from either
 /// side and passes nothing, keeping both connections open (no FIN, no RST), as a dead mobile
 /// link or a NAT that forgot the flow does: the peers' writes fill their socket buffers and
-/// stall. Started silent, it is a proxy that accepts TCP and never answers anything.
+/// stall. Started silent, it is a proxy that accepts TCP and never answers anything. Started
+/// paced, it carries the server's bytes to the client at a fixed rate (a slow mobile link), in
+/// order, everything the server wrote queued in the link.
 final class FaultyLink: Sendable {
   /// One connection through the link: the client's side, the server's side once connected.
   private final class Connection: Sendable {
@@ -33,8 +35,9 @@ final class FaultyLink: Sendable {
 
   /// A link on an ephemeral loopback port to `upstreamPort`. `silentFromStart`: every
   /// connection is silent from its first byte (a proxy that swallows the handshake).
-  static func start(to upstreamPort: Int, silentFromStart: Bool = false) async throws
-    -> FaultyLink
+  /// `pace`: the server's bytes reach the client at this many bytes a second.
+  static func start(to upstreamPort: Int, silentFromStart: Bool = false, pace: Int? = nil)
+    async throws -> FaultyLink
   {
     let connections = NIOLockedValueBox<[Connection]>([])
     let accepted = Recorder<Int>()
@@ -57,7 +60,8 @@ final class FaultyLink: Sendable {
         return inbound.pipeline.addHandler(forward).flatMap {
           ClientBootstrap(group: inbound.eventLoop)
             .channelInitializer { outbound in
-              outbound.pipeline.addHandler(Forward(silent: connection.silent, partner: inbound))
+              outbound.pipeline.addHandler(
+                Forward(silent: connection.silent, partner: inbound, pace: pace))
             }
             .connect(host: "127.0.0.1", port: upstreamPort)
             .flatMap { upstream in
@@ -120,15 +124,44 @@ final class FaultyLink: Sendable {
     typealias InboundIn = ByteBuffer
     let silent: NIOLockedValueBox<Bool>
     var partner: (any Channel)?
+    /// Bytes a second passed on, or nil for as fast as they come.
+    let pace: Int?
+    /// What waits for its turn on a paced link (touched on this handler's event loop only).
+    private var queued = ByteBuffer()
+    private var draining = false
+    /// A slice every 20 ms.
+    private static let tick = TimeAmount.milliseconds(20)
 
-    init(silent: NIOLockedValueBox<Bool>, partner: (any Channel)? = nil) {
+    init(silent: NIOLockedValueBox<Bool>, partner: (any Channel)? = nil, pace: Int? = nil) {
       self.silent = silent
       self.partner = partner
+      self.pace = pace
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
       guard !silent.withLockedValue({ $0 }), let partner else { return }
-      partner.writeAndFlush(unwrapInboundIn(data), promise: nil)
+      var bytes = unwrapInboundIn(data)
+      guard pace != nil else {
+        partner.writeAndFlush(bytes, promise: nil)
+        return
+      }
+      queued.writeBuffer(&bytes)
+      if !draining { drain(context.eventLoop) }
+    }
+
+    /// Passes one slice of the queue on, and comes back in a tick while anything is left.
+    private func drain(_ loop: any EventLoop) {
+      guard let pace, let partner, queued.readableBytes > 0 else {
+        draining = false
+        return
+      }
+      draining = true
+      let slice = max(1, pace / 50)
+      if let bytes = queued.readSlice(length: min(slice, queued.readableBytes)) {
+        partner.writeAndFlush(bytes, promise: nil)
+      }
+      queued.discardReadBytes()
+      loop.scheduleTask(in: Self.tick) { self.drain(loop) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
