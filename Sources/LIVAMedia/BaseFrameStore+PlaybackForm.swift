@@ -32,6 +32,11 @@ extension BaseFrameStore {
   /// x264's constant quality for the form (lower is better): measured at 1280×768, 45 dB PSNR
   /// on flat art and 39 dB on a photographic avatar (its noise is not kept).
   public static let playbackQuality = 18
+  /// The least fidelity (``PlaybackForm/fidelity(of:to:)``, dB) at which frame 0 and the last
+  /// frame of a form just made must decode against their images, or the form is not kept.
+  /// The form measures 39–45 dB on avatars; a codec that misbehaves (channels swapped, rows
+  /// misread, a predicted frame lost) measures under 20.
+  public static let playbackMinimumFidelity = 28.0
   /// Forms kept read (the one playing and the next: a few hundred KB each).
   static let playbackFormLimit = 1
 
@@ -57,11 +62,13 @@ extension BaseFrameStore {
   /// - Returns: whether the version has a form now: false without a video codec, or when its
   ///   frames cannot have one (sizes that differ or are odd, any transparent pixel); those
   ///   play from their images.
-  /// - Throws: when the animation is not cached, a frame cannot be read or decoded, or the
-  ///   codec or the disk fails; the version then plays from its images.
+  /// - Throws: when the animation is not cached, a frame cannot be read or decoded, the codec
+  ///   or the disk fails, or frame 0 or the last frame decodes from the form below
+  ///   ``playbackMinimumFidelity`` against its image; the version then plays from its images
+  ///   (counted in ``Statistics/playbackFormFailures``).
   @discardableResult
   public func makePlaybackForm(_ animation: AnimationName) throws(LIVAMediaError) -> Bool {
-    guard let videoCodec else { return false }
+    guard videoCodec != nil else { return false }
     guard let entry = state.withLock({ $0.animations[animation]?.current }) else {
       throw LIVAMediaError(
         .invalidArgument, "\(animation) is not cached", source: animation.rawValue)
@@ -83,29 +90,17 @@ extension BaseFrameStore {
         if !made { forms.refused.insert(entry.id) }
       }
     }
-    var encoder: (any VideoFrameEncoder)?
-    var size: (width: Int, height: Int)?
-    for index in 0..<entry.frameCount {
-      let frameURL = frameURL(animation, entry.directory, index)
-      guard let data = try? Data(contentsOf: frameURL) else {
-        throw LIVAMediaError(.ioFailure, "cannot read frame \(index)", source: frameURL.path)
+    let form: PlaybackForm
+    do throws(LIVAMediaError) {
+      guard let encoded = try encodeForm(animation, entry) else { return false }
+      form = encoded
+    } catch {
+      state.withLock { state in
+        state.statistics.playbackFormFailures += 1
+        state.statistics.lastPlaybackFormError = error
       }
-      let image = try codec.decode(data)
-      if size == nil { size = (image.width, image.height) }
-      guard image.width == size?.width, image.height == size?.height,
-        image.width % 2 == 0, image.height % 2 == 0, Self.isOpaque(image)
-      else { return false }
-      if encoder == nil {
-        encoder = try videoCodec.makeEncoder(
-          width: image.width, height: image.height, keyInterval: Self.playbackKeyInterval,
-          crf: Self.playbackQuality)
-      }
-      try encoder?.push(image)
+      throw error
     }
-    guard let encoder, let size else { return false }
-    let form = try PlaybackForm(
-      width: size.width, height: size.height, keyInterval: Self.playbackKeyInterval,
-      packets: try encoder.finish())
     let previous = Self.fileSize(url)
     try Self.writeAtomically(form.bytes, to: url)
     state.withLock { state in
@@ -116,6 +111,68 @@ extension BaseFrameStore {
     playback.withLock { _ = $0.missing.remove(entry.id) }
     made = true
     return true
+  }
+
+  /// The form of `entry`'s frames, checked against them; nil when they cannot have one.
+  private func encodeForm(_ animation: AnimationName, _ entry: Version)
+    throws(LIVAMediaError) -> PlaybackForm?
+  {
+    guard let videoCodec else { return nil }
+    var encoder: (any VideoFrameEncoder)?
+    var size: (width: Int, height: Int)?
+    var last: RGBAImage?
+    for index in 0..<entry.frameCount {
+      let image = try frameImage(animation, entry, index)
+      if size == nil { size = (image.width, image.height) }
+      guard image.width == size?.width, image.height == size?.height,
+        image.width % 2 == 0, image.height % 2 == 0, Self.isOpaque(image)
+      else { return nil }
+      if encoder == nil {
+        encoder = try videoCodec.makeEncoder(
+          width: image.width, height: image.height, keyInterval: Self.playbackKeyInterval,
+          crf: Self.playbackQuality)
+      }
+      try encoder?.push(image)
+      if index == entry.frameCount - 1 { last = image }
+    }
+    guard let size, let last, let packets = try encoder?.finish() else { return nil }
+    encoder = nil  // its buffers go before the check decodes
+    let form = try PlaybackForm(
+      width: size.width, height: size.height, keyInterval: Self.playbackKeyInterval,
+      packets: packets)
+    // Frame 0 (a key frame) and the last (after the most predicted frames) decoded back.
+    let decoder = try videoCodec.makeDecoder(width: form.width, height: form.height)
+    var decoded: Int?
+    for index in Set([0, form.frameCount - 1]).sorted() {
+      let plan = form.decodePlan(last: decoded, to: index)
+      if plan.reset { decoder.reset() }
+      var picture: RGBAImage?
+      for frame in plan.frames {
+        var spare: [UInt8]?
+        picture = try form.decode(frame, with: decoder, picture: frame == index, reusing: &spare)
+        decoded = frame
+      }
+      let image = index == 0 ? try frameImage(animation, entry, 0) : last
+      let fidelity = picture.map { PlaybackForm.fidelity(of: $0, to: image) } ?? 0
+      guard fidelity >= Self.playbackMinimumFidelity else {
+        throw LIVAMediaError(
+          .corruptData,
+          "playback form: frame \(index) decodes at \(fidelity) dB against its image (at least \(Self.playbackMinimumFidelity))",
+          source: animation.rawValue)
+      }
+    }
+    return form
+  }
+
+  /// Frame `index` of `entry` decoded from its image.
+  private func frameImage(_ animation: AnimationName, _ entry: Version, _ index: Int)
+    throws(LIVAMediaError) -> RGBAImage
+  {
+    let frameURL = frameURL(animation, entry.directory, index)
+    guard let data = try? Data(contentsOf: frameURL) else {
+      throw LIVAMediaError(.ioFailure, "cannot read frame \(index)", source: frameURL.path)
+    }
+    return try codec.decode(data)
   }
 
   /// Makes the playback form of every complete animation without one, in
@@ -210,20 +267,13 @@ extension BaseFrameStore {
       }
       var image: RGBAImage?
       for frame in plan.frames {
-        let range = form.packets[frame]
         var spare: [UInt8]?
         if frame == index {
           // Room first: the frame this decode pushes out leaves its buffer for it.
           decoded.makeRoom(for: form.width * form.height * 4)
           spare = spareBuffers.withLock { $0.popLast() }
         }
-        image = try form.bytes.withUnsafeBytes { bytes in
-          Result { () throws(LIVAMediaError) in
-            try decoder.decode(
-              UnsafeRawBufferPointer(rebasing: bytes[range]), picture: frame == index,
-              reusing: &spare)
-          }
-        }.get()
+        image = try form.decode(frame, with: decoder, picture: frame == index, reusing: &spare)
         last = frame
       }
       playback.withLock { forms in

@@ -74,9 +74,10 @@ public final class BaseFrameStore: Sendable {
     public var memoryBytes = 0
     /// Frames decoded from a playback form (H.264) rather than from their images.
     public var playbackFrames = 0
-    /// Playback forms found damaged (deleted; their animations play from their images).
+    /// Playback forms found damaged (deleted), or that could not be made (a codec failure, or
+    /// a form that decodes too far from its images); their animations play from their images.
     public var playbackFormFailures = 0
-    /// Why the last damaged form was refused.
+    /// Why the last such form was refused.
     public var lastPlaybackFormError: LIVAMediaError?
   }
 
@@ -187,9 +188,16 @@ public final class BaseFrameStore: Sendable {
     }
   }
 
-  /// The video codec this platform offers for playback forms: FFmpeg's libavcodec on Linux
-  /// when the package was built with it; none elsewhere yet.
-  public static var systemVideoCodec: (any VideoFrameCodec)? { FFmpegVideoCodec() }
+  /// The video codec this platform offers for playback forms: VideoToolbox on Apple
+  /// platforms (`VideoToolboxCodec`, hardware H.264), FFmpeg's libavcodec on Linux when the
+  /// package was built with it, else none.
+  public static var systemVideoCodec: (any VideoFrameCodec)? {
+    #if canImport(VideoToolbox) && !os(Linux)
+      VideoToolboxCodec()
+    #else
+      FFmpegVideoCodec()
+    #endif
+  }
 
   /// Opens (creating if needed) the cache at `root`: indexes complete animations, deletes
   /// incomplete downloads and leftover temporary files.

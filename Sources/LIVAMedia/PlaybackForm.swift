@@ -124,4 +124,45 @@ public struct PlaybackForm: Sendable, Equatable {
     if let last, last < index, last >= key { return (false, last + 1...index) }
     return (true, key...index)
   }
+
+  /// Feeds frame `frame`'s packet to `decoder`; see
+  /// ``VideoFrameDecoder/decode(_:picture:reusing:)``.
+  public func decode(
+    _ frame: Int, with decoder: any VideoFrameDecoder, picture: Bool,
+    reusing buffer: inout [UInt8]?
+  ) throws(LIVAMediaError) -> RGBAImage? {
+    try bytes.withUnsafeBytes { bytes in
+      Result { () throws(LIVAMediaError) in
+        try decoder.decode(
+          UnsafeRawBufferPointer(rebasing: bytes[packets[frame]]), picture: picture,
+          reusing: &buffer)
+      }
+    }.get()
+  }
+
+  /// How close a decoded `picture` is to the `image` it was made from: the peak
+  /// signal-to-noise ratio over red, green and blue, in dB (infinity when equal); 0 when
+  /// their sizes differ or any pixel of `picture` is not opaque.
+  public static func fidelity(of picture: RGBAImage, to image: RGBAImage) -> Double {
+    guard picture.width == image.width, picture.height == image.height else { return 0 }
+    var squared: UInt64 = 0
+    var alpha: UInt8 = 0xFF
+    picture.pixels.withUnsafeBufferPointer { a in
+      image.pixels.withUnsafeBufferPointer { b in
+        var index = 0
+        while index + 3 < a.count {
+          for channel in index..<(index + 3) {
+            let difference = Int(a[channel]) - Int(b[channel])
+            squared &+= UInt64(difference * difference)
+          }
+          alpha &= a[index + 3]
+          index += 4
+        }
+      }
+    }
+    guard alpha == 0xFF else { return 0 }
+    guard squared > 0 else { return .infinity }
+    let mean = Double(squared) / Double(picture.width * picture.height * 3)
+    return 10 * log10(255 * 255 / mean)
+  }
 }
