@@ -144,14 +144,7 @@ extension BaseFrameStore {
     let decoder = try videoCodec.makeDecoder(width: form.width, height: form.height)
     var decoded: Int?
     for index in Set([0, form.frameCount - 1]).sorted() {
-      let plan = form.decodePlan(last: decoded, to: index)
-      if plan.reset { decoder.reset() }
-      var picture: RGBAImage?
-      for frame in plan.frames {
-        var spare: [UInt8]?
-        picture = try form.decode(frame, with: decoder, picture: frame == index, reusing: &spare)
-        decoded = frame
-      }
+      let picture = try form.decode(index, after: &decoded, with: decoder)
       let image = index == 0 ? try frameImage(animation, entry, 0) : last
       let fidelity = picture.map { PlaybackForm.fidelity(of: $0, to: image) } ?? 0
       guard fidelity >= Self.playbackMinimumFidelity else {
@@ -260,21 +253,10 @@ extension BaseFrameStore {
         last = nil
       }
       guard let decoder else { return nil }
-      let plan = form.decodePlan(last: last, to: index)
-      if plan.reset {
-        decoder.reset()
-        last = nil
-      }
-      var image: RGBAImage?
-      for frame in plan.frames {
-        var spare: [UInt8]?
-        if frame == index {
-          // Room first: the frame this decode pushes out leaves its buffer for it.
-          decoded.makeRoom(for: form.width * form.height * 4)
-          spare = spareBuffers.withLock { $0.popLast() }
-        }
-        image = try form.decode(frame, with: decoder, picture: frame == index, reusing: &spare)
-        last = frame
+      let image = try form.decode(index, after: &last, with: decoder) {
+        // Room first: the frame this decode pushes out leaves its buffer for it.
+        decoded.makeRoom(for: form.width * form.height * 4)
+        return spareBuffers.withLock { $0.popLast() }
       }
       playback.withLock { forms in
         forms.forms[entry.id] = form

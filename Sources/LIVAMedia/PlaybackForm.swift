@@ -125,6 +125,27 @@ public struct PlaybackForm: Sendable, Equatable {
     return (true, key...index)
   }
 
+  /// Frame `index` from `decoder`, whose last frame of this form is `last` (nil: none since it
+  /// was opened or reset): the frames of ``decodePlan(last:to:)`` go in, and `last` follows
+  /// them. `buffer` is asked once, just before the wanted frame, for a buffer to reuse.
+  public func decode(
+    _ index: Int, after last: inout Int?, with decoder: any VideoFrameDecoder,
+    buffer: () -> [UInt8]? = { nil }
+  ) throws(LIVAMediaError) -> RGBAImage? {
+    let plan = decodePlan(last: last, to: index)
+    if plan.reset {
+      decoder.reset()
+      last = nil
+    }
+    var image: RGBAImage?
+    for frame in plan.frames {
+      var spare = frame == index ? buffer() : nil
+      image = try decode(frame, with: decoder, picture: frame == index, reusing: &spare)
+      last = frame
+    }
+    return image
+  }
+
   /// Feeds frame `frame`'s packet to `decoder`; see
   /// ``VideoFrameDecoder/decode(_:picture:reusing:)``.
   public func decode(

@@ -51,8 +51,24 @@
       ] as [CFString: Any] as CFDictionary
     }
 
-    /// RGBA ⇄ BGRA: the same swap both ways.
-    static let swapRedBlue: [UInt8] = [2, 1, 0, 3]
+    /// Copies `width`×`height` pixels from one buffer to another, exchanging the first and
+    /// third byte of each: RGBA ⇄ BGRA, the same swap both ways.
+    static func swapRedBlue(
+      _ width: Int, _ height: Int, from source: UnsafeMutableRawPointer, rowBytes sourceRow: Int,
+      to target: UnsafeMutableRawPointer, rowBytes targetRow: Int
+    ) throws(LIVAMediaError) {
+      var from = vImage_Buffer(
+        data: source, height: vImagePixelCount(height), width: vImagePixelCount(width),
+        rowBytes: sourceRow)
+      var to = vImage_Buffer(
+        data: target, height: vImagePixelCount(height), width: vImagePixelCount(width),
+        rowBytes: targetRow)
+      let map: [UInt8] = [2, 1, 0, 3]
+      let result = vImagePermuteChannels_ARGB8888(&from, &to, map, vImage_Flags(kvImageNoFlags))
+      guard result == kvImageNoError else {
+        throw LIVAMediaError(.corruptData, "vImage: swapping red and blue failed (\(result))")
+      }
+    }
 
     final class Encoder: VideoFrameEncoder {
       let session: VTCompressionSession
@@ -179,21 +195,14 @@
         else {
           throw LIVAMediaError(.corruptData, "VideoToolbox: a pixel buffer of the wrong size")
         }
-        let permuted = frame.pixels.withUnsafeBytes { source -> vImage_Error in
-          // vImage only reads its source.
-          var from = vImage_Buffer(
-            data: UnsafeMutableRawPointer(mutating: source.baseAddress),
-            height: vImagePixelCount(height),
-            width: vImagePixelCount(width), rowBytes: width * 4)
-          var to = vImage_Buffer(
-            data: base, height: vImagePixelCount(height), width: vImagePixelCount(width),
-            rowBytes: CVPixelBufferGetBytesPerRow(created))
-          return vImagePermuteChannels_ARGB8888(
-            &from, &to, VideoToolboxCodec.swapRedBlue, vImage_Flags(kvImageNoFlags))
-        }
-        guard permuted == kvImageNoError else {
-          throw LIVAMediaError(.corruptData, "vImage: converting a frame failed (\(permuted))")
-        }
+        try frame.pixels.withUnsafeBytes { source in
+          Result { () throws(LIVAMediaError) in
+            // vImage only reads its source.
+            try VideoToolboxCodec.swapRedBlue(
+              width, height, from: UnsafeMutableRawPointer(mutating: source.baseAddress!),
+              rowBytes: width * 4, to: base, rowBytes: CVPixelBufferGetBytesPerRow(created))
+          }
+        }.get()
         return created
       }
 
@@ -399,19 +408,13 @@
         var pixels = buffer ?? []
         buffer = nil
         if pixels.count != count { pixels = [UInt8](repeating: 0, count: count) }
-        let permuted = pixels.withUnsafeMutableBytes { target -> vImage_Error in
-          var from = vImage_Buffer(
-            data: base, height: vImagePixelCount(height), width: vImagePixelCount(width),
-            rowBytes: CVPixelBufferGetBytesPerRow(image))
-          var to = vImage_Buffer(
-            data: target.baseAddress, height: vImagePixelCount(height),
-            width: vImagePixelCount(width), rowBytes: width * 4)
-          return vImagePermuteChannels_ARGB8888(
-            &from, &to, VideoToolboxCodec.swapRedBlue, vImage_Flags(kvImageNoFlags))
-        }
-        guard permuted == kvImageNoError else {
-          throw LIVAMediaError(.corruptData, "vImage: converting a picture failed (\(permuted))")
-        }
+        try pixels.withUnsafeMutableBytes { target in
+          Result { () throws(LIVAMediaError) in
+            try VideoToolboxCodec.swapRedBlue(
+              width, height, from: base, rowBytes: CVPixelBufferGetBytesPerRow(image),
+              to: target.baseAddress!, rowBytes: width * 4)
+          }
+        }.get()
         return try RGBAImage(width: width, height: height, pixels: pixels)
       }
     }

@@ -353,9 +353,9 @@ public actor SocketIOClient {
   }
 
   /// Wakes the session at its deadlines (the ping's, before the handshake the connect's) until
-  /// the transport ends.
-  /// Bytes read count as the link delivering (``SocketIOSession/bytesArrived(now:)``), checked
-  /// before each tick: a packet still arriving keeps the ping in flight waiting.
+  /// the transport ends. Bytes read count as the link delivering
+  /// (``SocketIOSession/bytesArrived(now:)``), checked before each tick: a packet still
+  /// arriving keeps the ping in flight waiting.
   private func watchdog() async throws -> Bool {
     var bytesSeen = inboundMeter.total
     while session.isOpen {

@@ -62,20 +62,7 @@ struct PlaybackFormTests {
     var last: Int?
     var images: [RGBAImage] = []
     for index in order {
-      let plan = form.decodePlan(last: last, to: index)
-      if plan.reset { decoder.reset() }
-      for frame in plan.frames {
-        var spare: [UInt8]?
-        let image = try form.bytes.withUnsafeBytes { bytes in
-          Result { () throws(LIVAMediaError) in
-            try decoder.decode(
-              UnsafeRawBufferPointer(rebasing: bytes[form.packets[frame]]),
-              picture: frame == index, reusing: &spare)
-          }
-        }.get()
-        if frame == index { images.append(try #require(image)) }
-        last = frame
-      }
+      images.append(try #require(try form.decode(index, after: &last, with: decoder)))
     }
     return images
   }
