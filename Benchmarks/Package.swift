@@ -16,7 +16,7 @@ let package = Package(
   targets: []
 )
 
-// LIVAMedia: codecs, compositor, overlay store (issue 5).
+// LIVAMedia: codecs, compositor, overlay store.
 package.targets += [
   .executableTarget(
     name: "MediaBenchmarks",
@@ -30,7 +30,7 @@ package.targets += [
   )
 ]
 
-// LIVAEngine: the per-tick cost of the playback state machine (issue 2).
+// LIVAEngine: the per-tick cost of the playback state machine.
 package.targets += [
   .executableTarget(
     name: "EngineBenchmarks",
@@ -44,7 +44,7 @@ package.targets += [
   )
 ]
 
-// SocketIO: receive throughput against python-socketio's client (issue 3).
+// SocketIO: receive throughput against python-socketio's client.
 package.dependencies += [
   .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
   .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),

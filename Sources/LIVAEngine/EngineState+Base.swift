@@ -1,7 +1,7 @@
 import LIVAProtocol
 
 // Base animation: idle loop, transitions, finishing, return, requested animations.
-extension State {
+extension EngineState {
   /// One frame slot outside speech.
   mutating func baseStep(_ configuration: EngineConfiguration) {
     if base.target != .speech, speech.playing == nil, !speech.queue.isEmpty,
@@ -22,7 +22,7 @@ extension State {
       warn(.requestDropped, "\(request) is no longer available")
     }
     if base.mode == .finishing,
-      frameClock.clock - base.modeSince + State.epsilon >= configuration.finishTimeout
+      frameClock.clock - base.modeSince + EngineState.epsilon >= configuration.finishTimeout
     {
       warn(.cut, "finishing the base animation took longer than \(configuration.finishTimeout) s")
       planReturn(configuration)
@@ -42,7 +42,7 @@ extension State {
     // The frame the owner could not show yet is shown again, late rather than never: skipping
     // it would jump the body by a frame. Bounded, so a frame that never decodes is no freeze.
     if let missed = picture.notPresented, missed.frame == cursor {
-      if missed.slots < State.missedFrameRetries {
+      if missed.slots < EngineState.missedFrameRetries {
         picture.notPresented?.slots += 1
         picture.needsDraw = true
         return
@@ -224,7 +224,7 @@ extension State {
       arrive(configuration)
       return
     }
-    if let budget, Double(frames) / configuration.speakingFPS > budget + State.epsilon {
+    if let budget, Double(frames) / configuration.speakingFPS > budget + EngineState.epsilon {
       warn(
         .cut, "reaching \(entry.animation) would take \(frames) frames, over the \(budget) s budget"
       )

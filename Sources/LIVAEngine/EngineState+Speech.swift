@@ -1,7 +1,7 @@
 import LIVAProtocol
 
 // Speech: chunks, overlay frames, boundaries, interrupts.
-extension State {
+extension EngineState {
   /// Whether a frame can be drawn now: its images are ready, or known lost (it is drawn
   /// without them), or it has no base frame of its own.
   func isReadyOrSkippable(_ frame: PlannedFrame) -> Bool {
@@ -30,7 +30,7 @@ extension State {
     }
     let since = chunk.waitingSince ?? frameClock.clock
     speech.queue[position].waitingSince = since
-    let waited = frameClock.clock - since + State.epsilon
+    let waited = frameClock.clock - since + EngineState.epsilon
     // A slow link still bringing the chunk's images: it starts once they are all here, so its
     // mouths are drawn with their audio rather than skipped behind it.
     if awaitsLink(chunk, configuration) && waited < configuration.maxDeliveryWait { return false }
@@ -76,7 +76,8 @@ extension State {
   /// With the audio clock: the overlay frame due is `floor(position × fps)`.
   mutating func followAudio(position: Double, _ configuration: EngineConfiguration) {
     guard let playing = speech.playing, position.isFinite else { return }
-    let desired = max(0, Int((position * configuration.speakingFPS + State.epsilon).rounded(.down)))
+    let desired = max(
+      0, Int((position * configuration.speakingFPS + EngineState.epsilon).rounded(.down)))
     guard desired > playing.consumed else { return }
     if desired > playing.consumed + 1 { metrics.audioDriftCorrections += 1 }
     advanceSpeech(to: desired, configuration)
@@ -200,7 +201,7 @@ extension State {
     else { return }
     let since = speech.boundarySince ?? frameClock.clock
     speech.boundarySince = since
-    let waited = frameClock.clock - since + State.epsilon
+    let waited = frameClock.clock - since + EngineState.epsilon
     // The wait goes on past its limit while the link delivers the next chunk (its plan, or its
     // images), up to the longest wait for a link.
     let next = speech.queue.first
@@ -231,7 +232,7 @@ extension State {
     // The last mouth stays for less than the grace (the next slot would reach it), then closes.
     let slot = 1 / configuration.speakingFPS
     if speech.boundaryWait != nil
-      || frameClock.clock - since + slot + State.epsilon >= configuration.boundaryGrace
+      || frameClock.clock - since + slot + EngineState.epsilon >= configuration.boundaryGrace
     {
       breathe(configuration)
     } else {
@@ -255,7 +256,7 @@ extension State {
       metrics.boundaryWaits += 1
     }
     guard var wait = speech.boundaryWait,
-      frameClock.clock - wait.lastMove + State.epsilon >= 1 / configuration.speakingFPS
+      frameClock.clock - wait.lastMove + EngineState.epsilon >= 1 / configuration.speakingFPS
     else { return }
     let reach = max(1, configuration.boundaryBreathFrames)
     let anchor = wait.anchor.index
@@ -287,7 +288,8 @@ extension State {
       !first.isContinuation, let index = resolvedIndex(of: first),
       !isContinuous(from: cursor, to: Cursor(animation: first.animation, index: index))
     else { return false }
-    guard frameClock.clock - wait.lastMove + State.epsilon >= 1 / configuration.speakingFPS else {
+    guard frameClock.clock - wait.lastMove + EngineState.epsilon >= 1 / configuration.speakingFPS
+    else {
       return true
     }
     wait.lastMove = frameClock.clock

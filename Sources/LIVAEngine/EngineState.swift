@@ -1,7 +1,7 @@
 import LIVAProtocol
 
 /// The engine's whole mutable state. A value, so the debug step mode can keep snapshots.
-struct State: Sendable {
+struct EngineState: Sendable {
   /// Timestamps within this of a frame slot count as on it (float rounding of 1/30 sums).
   static let epsilon = 1e-6
   /// Slots a frame outside speech that could not be presented is shown again before the base
@@ -107,7 +107,7 @@ struct State: Sendable {
     var hold: HoldTrack?
     /// A frame outside speech the owner could not put on screen (its base frame was not in
     /// memory), and how many of its slots passed since: the base track shows it again instead
-    /// of skipping it (a pop), at most ``State/missedFrameRetries`` more slots.
+    /// of skipping it (a pop), at most ``EngineState/missedFrameRetries`` more slots.
     var notPresented: (frame: Cursor, slots: Int)?
   }
 
@@ -225,7 +225,9 @@ struct State: Sendable {
     }
     guard var track = picture.hold else { return 0 }
     let slots =
-      Int(((frameClock.clock - track.since) * rate(configuration) + State.epsilon).rounded(.down))
+      Int(
+        ((frameClock.clock - track.since) * rate(configuration) + EngineState.epsilon).rounded(
+          .down))
       + 1
     if slots > track.counted {
       metrics.holds[kind, default: 0] += slots - track.counted

@@ -12,14 +12,14 @@ import LIVAProtocol
 public struct LIVAEngine: Sendable {
   /// The tuning this engine was created with.
   public let configuration: EngineConfiguration
-  var state: State
-  private var history: [State] = []
+  var state: EngineState
+  private var history: [EngineState] = []
 
   /// Creates an engine with the animations available now (name → frame count).
   public init(configuration: EngineConfiguration = .init(), animations: [AnimationName: Int] = [:])
   {
     self.configuration = configuration
-    self.state = State(graph: AnimationGraph(frameCounts: animations))
+    self.state = EngineState(graph: AnimationGraph(frameCounts: animations))
   }
 
   // MARK: - Reading
@@ -252,7 +252,7 @@ public struct LIVAEngine: Sendable {
       var steps = 0
       while true {
         let slot = 1 / state.rate(configuration)
-        guard state.frameClock.accumulator + State.epsilon >= slot else { break }
+        guard state.frameClock.accumulator + EngineState.epsilon >= slot else { break }
         if steps == configuration.maxCatchUpFrames {
           state.metrics.catchUps += 1
           state.frameClock.accumulator = 0

@@ -158,11 +158,6 @@ public final class IngestPipeline: Sendable {
     public var deduplicated = 0
   }
 
-  private struct ChunkID: Hashable {
-    var message: Int
-    var chunk: Int
-  }
-
   private struct Job {
     var id: Int
     var overlay: EncodedOverlay
@@ -211,7 +206,8 @@ public final class IngestPipeline: Sendable {
       }
       pending[chunk] = nil
       guard let total = deferred.removeValue(forKey: chunk) else { return nil }
-      return .chunkReady(chunk: chunk.chunk, message: chunk.message, totalImagesSent: total)
+      return .chunkReady(
+        chunk: chunk.index, message: chunk.message.rawValue, totalImagesSent: total)
     }
   }
 
@@ -255,7 +251,7 @@ public final class IngestPipeline: Sendable {
   public func submit(
     _ batch: [EncodedOverlay], chunk: Int, message: Int, ownedByMessage: Bool = true
   ) {
-    let id = ChunkID(message: message, chunk: chunk)
+    let id = ChunkID(message: MessageID(message), index: chunk)
     let owner = ownedByMessage ? message : nil
     var events: [IngestEvent] = []
     var toQueue: [EncodedOverlay] = []
@@ -310,7 +306,7 @@ public final class IngestPipeline: Sendable {
   /// ``IngestEvent/chunkReady(chunk:message:totalImagesSent:)`` now if nothing of the chunk is
   /// pending, or as soon as the last pending image is done.
   public func chunkImagesSent(chunk: Int, message: Int, total: Int) {
-    let id = ChunkID(message: message, chunk: chunk)
+    let id = ChunkID(message: MessageID(message), index: chunk)
     let readyNow: Bool = state.withLock { state in
       guard state.pending[id] != nil else { return true }
       state.deferred[id] = total
@@ -324,7 +320,7 @@ public final class IngestPipeline: Sendable {
   public func cancel(message: Int) {
     state.withLock { state in
       func keep(_ job: Job) -> Bool {
-        guard job.chunk.message == message else { return true }
+        guard job.chunk.message.rawValue == message else { return true }
         state.queuedBytes -= job.overlay.data.count
         state.queuedKeys.remove(job.overlay.key)
         state.statistics.cancelled += 1
@@ -333,10 +329,10 @@ public final class IngestPipeline: Sendable {
       state.priority = state.priority.filter(keep)
       state.normal = Array(state.normal[state.normalHead...]).filter(keep)
       state.normalHead = 0
-      state.active = state.active.filter { $0.value.message != message }
+      state.active = state.active.filter { $0.value.message.rawValue != message }
       state.statistics.decoding = state.active.count
-      state.pending = state.pending.filter { $0.key.message != message }
-      state.deferred = state.deferred.filter { $0.key.message != message }
+      state.pending = state.pending.filter { $0.key.message.rawValue != message }
+      state.deferred = state.deferred.filter { $0.key.message.rawValue != message }
       state.statistics.queued = state.queuedCount
     }
     store.evict(message: message)
@@ -379,11 +375,14 @@ public final class IngestPipeline: Sendable {
       switch result {
       case .success:
         state.statistics.ready += 1
-        events = [.imageReady(key: key, chunk: job.chunk.chunk, message: job.chunk.message)]
+        events = [
+          .imageReady(key: key, chunk: job.chunk.index, message: job.chunk.message.rawValue)
+        ]
       case .failure(let error):
         state.statistics.failed += 1
         events = [
-          .imageFailed(key: key, chunk: job.chunk.chunk, message: job.chunk.message, error: error)
+          .imageFailed(
+            key: key, chunk: job.chunk.index, message: job.chunk.message.rawValue, error: error)
         ]
       }
       if let chunkReady = state.finish(job.chunk) { events.append(chunkReady) }

@@ -22,10 +22,10 @@ enum TransportInbound: Sendable {
 /// A message that does not decode is dropped with a log line; frames that no longer make
 /// messages (a continuation without a start, a message over the limit) end the connection.
 final class EngineIOChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
-  typealias InboundIn = NIOWebSocket.WebSocketFrame
+  typealias InboundIn = WebSocketFrame
   typealias InboundOut = TransportInbound
-  typealias OutboundIn = NIOWebSocket.WebSocketFrame
-  typealias OutboundOut = NIOWebSocket.WebSocketFrame
+  typealias OutboundIn = WebSocketFrame
+  typealias OutboundOut = WebSocketFrame
 
   private let limits: SocketIOLimits
   private let logger: Logger
@@ -47,7 +47,7 @@ final class EngineIOChannelHandler: ChannelDuplexHandler, RemovableChannelHandle
     let frame = unwrapInboundIn(data)
     switch frame.opcode {
     case .ping:
-      let pong = NIOWebSocket.WebSocketFrame(
+      let pong = WebSocketFrame(
         fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData)
       context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
     case .pong:
@@ -107,11 +107,11 @@ final class EngineIOChannelHandler: ChannelDuplexHandler, RemovableChannelHandle
   /// sends the normal one once; the server's answer, or the shell's timeout, ends the
   /// connection.
   static func closeFrame(code: UInt16? = 1000, allocator: ByteBufferAllocator)
-    -> NIOWebSocket.WebSocketFrame
+    -> WebSocketFrame
   {
     var data = allocator.buffer(capacity: 2)
     if let code { data.writeInteger(code) }
-    return NIOWebSocket.WebSocketFrame(
+    return WebSocketFrame(
       fin: true, opcode: .connectionClose, maskKey: .random(), data: data)
   }
 
@@ -133,7 +133,7 @@ final class EngineIOChannelHandler: ChannelDuplexHandler, RemovableChannelHandle
       }
       return packet.map { socket($0) }
     }
-    let frame: WebSocketFrame =
+    let frame: EngineIOFrame =
       isText ? .text(String(buffer: payload)) : .binary(Array(payload.readableBytesView))
     let packet = try EngineIOPacket(frame: frame, limits: limits)
     switch packet {

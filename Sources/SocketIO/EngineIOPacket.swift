@@ -1,5 +1,5 @@
 /// One WebSocket message as Engine.IO sees it: a text frame or a binary frame.
-public enum WebSocketFrame: Sendable, Hashable {
+public enum EngineIOFrame: Sendable, Hashable {
   /// A text frame.
   case text(String)
   /// A binary frame.
@@ -94,7 +94,7 @@ public enum EngineIOPacket: Sendable, Hashable {
   /// - Throws: ``SocketIOError`` with code `malformedPacket` for an empty text frame, an
   ///   unknown type, or an OPEN packet without a valid handshake; `payloadTooLarge` when the
   ///   frame is larger than `limits.maximumPayloadBytes`.
-  public init(frame: WebSocketFrame, limits: SocketIOLimits = .default) throws(SocketIOError) {
+  public init(frame: EngineIOFrame, limits: SocketIOLimits = .default) throws(SocketIOError) {
     switch frame {
     case .binary(let bytes):
       guard bytes.count <= limits.maximumPayloadBytes else {
@@ -128,7 +128,7 @@ public enum EngineIOPacket: Sendable, Hashable {
   }
 
   /// The WebSocket frame that carries this packet.
-  public var frame: WebSocketFrame {
+  public var frame: EngineIOFrame {
     switch self {
     case .open(let handshake): return .text("0" + handshake.jsonValue.jsonText)
     case .close: return .text("1")

@@ -55,7 +55,7 @@ public actor SocketIOClient {
   private var runTask: Task<Void, Never>?
   /// What the writer of a transport writes.
   private enum Outgoing: Sendable {
-    case frames([WebSocketFrame])
+    case frames([EngineIOFrame])
     /// A WebSocket ping carrying its probe's number: the pong echoing it confirms what was
     /// written before it.
     case ping(UInt32)
@@ -285,7 +285,7 @@ public actor SocketIOClient {
   /// packet.
   private func transport(
     inbound: NIOAsyncChannelInboundStream<TransportInbound>,
-    outbound: NIOAsyncChannelOutboundWriter<NIOWebSocket.WebSocketFrame>,
+    outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>,
     frames: AsyncStream<Outgoing>
   ) async throws {
     let closeTimeout = configuration.closeTimeout
@@ -299,7 +299,7 @@ public actor SocketIOClient {
             var data = ByteBuffer()
             data.writeInteger(id)  // big-endian; the server's pong echoes it
             try await outbound.write(
-              NIOWebSocket.WebSocketFrame(
+              WebSocketFrame(
                 fin: true, opcode: .ping, maskKey: .random(), data: data))
           }
         }
@@ -341,13 +341,13 @@ public actor SocketIOClient {
   }
 
   /// A frame as it goes out: masked, as every client frame must be.
-  private static func wire(_ frame: WebSocketFrame) -> NIOWebSocket.WebSocketFrame {
+  private static func wire(_ frame: EngineIOFrame) -> WebSocketFrame {
     switch frame {
     case .text(let text):
-      NIOWebSocket.WebSocketFrame(
+      WebSocketFrame(
         fin: true, opcode: .text, maskKey: .random(), data: ByteBuffer(string: text))
     case .binary(let bytes):
-      NIOWebSocket.WebSocketFrame(
+      WebSocketFrame(
         fin: true, opcode: .binary, maskKey: .random(), data: ByteBuffer(bytes: bytes))
     }
   }

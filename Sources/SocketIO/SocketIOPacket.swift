@@ -111,7 +111,7 @@ public struct SocketIOPacket: Sendable, Hashable {
 
   /// The Engine.IO WebSocket frames that carry this packet: one text frame, then one binary
   /// frame per attachment.
-  public var frames: [WebSocketFrame] {
+  public var frames: [EngineIOFrame] {
     let (text, attachments) = encode()
     return [.text("4" + text)] + attachments.map { .binary($0) }
   }

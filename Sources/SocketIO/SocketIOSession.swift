@@ -73,7 +73,7 @@ public struct SocketIOSession: Sendable {
   /// What the owner must do, in order.
   public enum Action: Sendable {
     /// Write these frames on the current transport.
-    case send([WebSocketFrame])
+    case send([EngineIOFrame])
     /// Hand this event to the application.
     case deliver(Delivery)
     /// The status changed.
@@ -122,7 +122,7 @@ public struct SocketIOSession: Sendable {
     var outcome: SocketIODisconnectReason?
     /// Emits written and not yet confirmed by a pong, oldest first; `probed` of them were
     /// written before the ping in flight.
-    var unconfirmed: [(frames: [WebSocketFrame], ackID: Int?)] = []
+    var unconfirmed: [(frames: [EngineIOFrame], ackID: Int?)] = []
     var probed = 0
     /// When the pong of the ping in flight is due.
     var probeDeadline: Duration?
@@ -144,7 +144,7 @@ public struct SocketIOSession: Sendable {
   public let settings: Settings
   private var transport: Transport?
   private var transports = 0
-  private var buffered: [[WebSocketFrame]] = []
+  private var buffered: [[EngineIOFrame]] = []
   private var ackDeadlines: [Int: (name: String, deadline: Duration)] = [:]
   private var nextAckID = 0
   /// How many server pings were answered, over every transport (a liveness measure).
@@ -329,11 +329,11 @@ public struct SocketIOSession: Sendable {
   ///
   /// With `now`, a WebSocket ping follows the emit (unless one is in flight) and its pong is
   /// due within ``Settings/livenessTimeout``; without it (tests of ordering only), none.
-  public mutating func emit(_ frames: [WebSocketFrame], now: Duration? = nil) -> [Action] {
+  public mutating func emit(_ frames: [EngineIOFrame], now: Duration? = nil) -> [Action] {
     emit(frames, ackID: nil, now: now)
   }
 
-  private mutating func emit(_ frames: [WebSocketFrame], ackID: Int?, now: Duration?) -> [Action] {
+  private mutating func emit(_ frames: [EngineIOFrame], ackID: Int?, now: Duration?) -> [Action] {
     if let refusal = oversize(frames) { return [.refuseEmit(refusal)] }
     let bytes = frames.reduce(0) { $0 + $1.byteCount }
     if outboundBytes + bytes > settings.maximumOutboundBytes {
@@ -383,7 +383,7 @@ public struct SocketIOSession: Sendable {
 
   /// Why an emit cannot be sent: one of its messages is larger than the server's last
   /// announced `maxPayload` (a server closes the connection on such a message).
-  private func oversize(_ frames: [WebSocketFrame]) -> SocketIOError? {
+  private func oversize(_ frames: [EngineIOFrame]) -> SocketIOError? {
     guard let limit = serverMaximumPayload, let largest = frames.map(\.byteCount).max(),
       largest > limit
     else { return nil }
@@ -393,7 +393,7 @@ public struct SocketIOSession: Sendable {
   }
 
   /// Writes an emit on the connected transport and keeps it until a pong confirms it.
-  private mutating func write(_ frames: [WebSocketFrame], ackID: Int? = nil, now: Duration?)
+  private mutating func write(_ frames: [EngineIOFrame], ackID: Int? = nil, now: Duration?)
     -> [Action]
   {
     guard transport != nil else { return [] }

@@ -11,7 +11,7 @@ import NIOWebSocket
 /// the event loop. The async side gets one element per packet.
 enum WebSocketTransport {
   /// A connected transport: packets in, frames out.
-  typealias Channel = NIOAsyncChannel<TransportInbound, NIOWebSocket.WebSocketFrame>
+  typealias Channel = NIOAsyncChannel<TransportInbound, WebSocketFrame>
 
   /// Where a `ws://` or `wss://` URL points.
   struct Endpoint: Equatable {

@@ -2,7 +2,7 @@ import LIVAEngine
 import LIVAProtocol
 import Testing
 
-/// Waiting with grace (issue 18, item 5): when the next chunk of a message is late, the engine
+/// Waiting with grace: when the next chunk of a message is late, the engine
 /// holds the last frame, but not with the mouth open for long: after the grace (200 ms) the
 /// mouth closes and the body keeps moving, and the late chunk then starts without a pop, its
 /// frames and audio whole and in order. Everything is judged from what the engine drew and

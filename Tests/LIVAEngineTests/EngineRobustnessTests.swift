@@ -4,7 +4,7 @@ import Testing
 @testable import LIVAEngine
 @testable import LIVAProtocol
 
-/// Issue #9's engine items: even frames after speech on a jittery display, a message cut by a
+/// The engine's robustness: even frames after speech on a jittery display, a message cut by a
 /// disconnect, images that fail, chunks without frames, and messages numbered by the owner.
 @Suite("Engine robustness")
 struct EngineRobustnessTests {

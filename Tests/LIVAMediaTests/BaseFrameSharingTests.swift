@@ -4,7 +4,7 @@ import Testing
 
 @testable import LIVAMedia
 
-/// Several stores on one cache root (two clients, two processes) (issue 18, item 8): no store
+/// Several stores on one cache root (two clients, two processes): no store
 /// deletes what another downloads or draws.
 @Suite("BaseFrameStore: one root, several stores")
 struct BaseFrameSharingTests {

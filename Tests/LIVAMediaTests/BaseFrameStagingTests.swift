@@ -4,8 +4,8 @@ import Testing
 
 @testable import LIVAMedia
 
-/// A new version of an animation is staged beside the old one and swapped in whole (issue 18,
-/// item 5): the old frames play until then, and a failed or interrupted download leaves them.
+/// A new version of an animation is staged beside the old one and swapped in whole:
+/// the old frames play until then, and a failed or interrupted download leaves them.
 @Suite("BaseFrameStore: staged versions")
 struct BaseFrameStagingTests {
   let codec = SystemImageCodec()

@@ -16,7 +16,7 @@ struct PendingAnswersTests {
     #expect(pending.answer() == nil)
   }
 
-  // Issue 29: a message never answered paired every later answer with the wrong text.
+  // A message never answered paired every later answer with the wrong text.
   @Test(
     "a text unanswered for the timeout is given up, and the next answer pairs with the next text"
   )
@@ -70,7 +70,7 @@ struct PendingAnswersTests {
 
 @Suite("A client's texts and the speech that answers them")
 struct ClientAnswerTests {
-  // Issue 29: a message interrupted while it waited to start (its mouths not in yet) got
+  // A message interrupted while it waited to start (its mouths not in yet) got
   // neither speakingStarted nor speakingEnded: its text was never heard of again.
   @Test("a message interrupted before its first frame ends, with its text and interrupted")
   func interruptedBeforeStart() async throws {

@@ -382,8 +382,8 @@ struct PlayerCoreRequestTests {
     }
   }
 
-  /// `liva demo --size 1280x768` missed idle frames at the end of an idle half (stop 40's CI, 3
-  /// runs in 4 here): speech was queued but held back while its images were still arriving on a
+  /// `liva demo --size 1280x768` missed idle frames at the end of an idle half (3 runs in 4 in
+  /// CI): speech was queued but held back while its images were still arriving on a
   /// delivering link, the window planned only the way into talking (the prediction assumes the
   /// images come at once), and idle went on to a frame nobody had asked for.
   @Test(

@@ -27,7 +27,7 @@ struct SocketIOSessionLivenessTests {
     _ = s.receive(base.serverConnect("a"), now: now)
   }
 
-  func message(_ text: String) -> [WebSocketFrame] {
+  func message(_ text: String) -> [EngineIOFrame] {
     SocketIOPacket.event("message", [.string(text)]).frames
   }
 

@@ -1,4 +1,4 @@
-// Benchmarks of LIVAEngine, with the budget of issue 2:
+// Benchmarks of LIVAEngine, with its budget:
 //
 //   Engine.Tick.ThreeQueuedChunks   p99 ≤ 20 µs per tick
 //

@@ -1,4 +1,4 @@
-// Benchmarks of LIVAMedia, with the budgets of issue 5. Budgets are checked by reading the
+// Benchmarks of LIVAMedia, with their budgets. Budgets are checked by reading the
 // p90 wall-clock numbers of a release run (they are not encoded as thresholds, which the
 // benchmark package uses for baseline-to-baseline deltas):
 //

@@ -119,7 +119,7 @@
 
     /// Passes a notification to the driver on the render queue, with the time it came.
     private func forward(
-      _ name: Notification.Name, _ body: @escaping @Sendable (PngineHeadlessDriver, Double) -> Void
+      _ name: Notification.Name, _ body: @escaping @Sendable (PngineRenderDriver, Double) -> Void
     ) {
       tokens.list.append(
         NotificationCenter.default.addObserver(forName: name, object: nil, queue: .main) {
@@ -153,7 +153,7 @@
         let (reduceMotion, lowPower) = Self.settings()
         let now = CACurrentMediaTime()
         queue.async { [box, weak self] in
-          let driver = PngineHeadlessDriver(
+          let driver = PngineRenderDriver(
             png: png, surface: surface, width: width, height: height,
             configuration: configuration, transparent: transparent)
           box.driver = driver
@@ -276,7 +276,7 @@
     private final class DriverBox: @unchecked Sendable {
       // @unchecked: `driver` is touched on the render queue only; `loadRequested` and `size`
       // on the main thread only; `ticks` is a mutex.
-      var driver: PngineHeadlessDriver?
+      var driver: PngineRenderDriver?
       let ticks = Mutex(LatestWins<Double>())
       var loadRequested = false
       var size: (UInt32, UInt32) = (0, 0)

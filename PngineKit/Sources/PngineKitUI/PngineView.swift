@@ -4,7 +4,7 @@
   import PngineKit
   import SwiftUI
 
-  /// Whether the animation plays (seed 004's `PlaybackMode`).
+  /// Whether the animation plays (play or pause).
   public enum PnginePlaybackMode: Sendable, Hashable {
     /// Playing.
     case playing
@@ -13,7 +13,7 @@
   }
 
   /// A SwiftUI view playing a PNGine PNG over ``PngineUIView``; loading waits until the view has
-  /// a size. Given the PNG, it plays it; given a way to load it (seed 004's form), it shows
+  /// a size. Given the PNG, it plays it; given a way to load it (an async loader), it shows
   /// `placeholder` while the file comes, then the PNG's own picture while the animation gets
   /// ready, and that picture (or the placeholder, when the file never came) if it cannot run
   /// (``PngineKit/PngineLoading``). Modifiers return modified copies:
@@ -246,7 +246,7 @@
   }
 
   /// The forms the README and the DocC show, compiled with the view (an Apple build checks
-  /// them; nothing calls these): seed 004's loader with a placeholder, an app's own `Data`
+  /// them; nothing calls these): an async loader with a placeholder, an app's own `Data`
   /// loader, and a gallery whose animations share one GPU device.
   enum PngineViewExamples {
     @MainActor static func seed(_ url: URL) -> some View {

@@ -16,7 +16,7 @@ import Synchronization
 ///
 /// When the device is lost (a driver reset, a GPU that went away), every animation on it fails
 /// with ``PngineError/Code/deviceLost``; the provider then opens a new device for whoever asks
-/// next, so each animation, reloaded, continues on it (``PngineHeadlessDriver`` does this by
+/// next, so each animation, reloaded, continues on it (``PngineRenderDriver`` does this by
 /// the player's policy).
 ///
 /// Submits run on the device's own thread, waited for up to ``GPULimits/submitTimeout``
@@ -119,7 +119,7 @@ private final class Slot<T: Sendable>: Sendable {
 /// use, kept for the provider's life, and replaced by a new one once it is lost.
 ///
 /// ``shared`` serves the whole process, and is what ``WebGPUBackend``, ``PngineRenderer`` and
-/// ``PngineHeadlessDriver`` use unless given another. A provider of its own gives a group of
+/// ``PngineRenderDriver`` use unless given another. A provider of its own gives a group of
 /// animations a device nobody else touches (tests of device loss use one).
 public final class PngineDeviceProvider: Sendable {
   /// The process-wide provider.

@@ -69,7 +69,7 @@ enum CommandBytes {
   }
 }
 
-/// The per-frame budgets (issue 19, routes 4, 5 and 7): host bytes copied, draws and
+/// The per-frame budgets: host bytes copied, draws and
 /// dispatches, fuel, executor memory; a stopped animation and a poisoned executor.
 @Suite struct BudgetTests {
   typealias Parts = TestExecutors.Parts

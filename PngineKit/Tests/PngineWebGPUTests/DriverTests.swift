@@ -9,7 +9,7 @@ struct DriverTests {
   @Test func thirtyFramesASecondOnSixtyHertzTicksDrawEveryOtherTick() throws {
     var configuration = PnginePlayer.Configuration()
     configuration.targetFrameRate = 30
-    let driver = PngineHeadlessDriver(
+    let driver = PngineRenderDriver(
       png: try fixture(cube), width: 64, height: 64, configuration: configuration)
     driver.load(now: 0)
     #expect(driver.player.phase == .playing)
@@ -20,8 +20,21 @@ struct DriverTests {
     #expect(driver.renderer?.animation.diagnostics.snapshot.frames == 6)
   }
 
+  @Test func theActionLogKeepsOnlyTheLatestActions() throws {
+    let driver = PngineRenderDriver(png: try fixture(cube), width: 8, height: 8)
+    driver.load(now: 0)
+    let ticks = PngineRenderDriver.actionHistoryLimit + 100
+    for tick in 1...ticks { driver.tick(now: Double(tick) / 60) }
+    #expect(driver.framesRendered >= ticks)
+    #expect(driver.actions.count == PngineRenderDriver.actionHistoryLimit)
+    // The newest are kept: the load is gone, the last tick's render is there.
+    #expect(!driver.actions.contains(.load))
+    let last = driver.actions.last.flatMap { if case .render(let t, _) = $0 { t } else { nil } }
+    #expect(last == Double(ticks - 1) / 60)  // animation time starts at the first tick
+  }
+
   @Test func aMemoryWarningEmptiesTheExecutorPoolAndKeepsTheFrame() throws {
-    let driver = PngineHeadlessDriver(png: try fixture(cube), width: 32, height: 32)
+    let driver = PngineRenderDriver(png: try fixture(cube), width: 32, height: 32)
     var purges = 0
     driver.purgeExecutors = { purges += 1 }
     driver.load(now: 0)
@@ -44,7 +57,7 @@ struct DriverTests {
   @Test func settingsChangedWhilePlayingTakeEffectOnTheNextTick() throws {
     var configuration = PnginePlayer.Configuration()
     configuration.targetFrameRate = 30
-    let driver = PngineHeadlessDriver(
+    let driver = PngineRenderDriver(
       png: try fixture(cube), width: 32, height: 32, configuration: configuration)
     driver.load(now: 0)
     for tick in 0...60 { driver.tick(now: Double(tick) / 60) }
@@ -60,7 +73,7 @@ struct DriverTests {
     configuration.maximumConsecutiveFailures = 3
     configuration.maximumDeviceRecoveries = 0
     // A device of its own: losing it touches no other test.
-    let driver = PngineHeadlessDriver(
+    let driver = PngineRenderDriver(
       png: try fixture(triangle), width: 32, height: 32, configuration: configuration,
       devices: PngineDeviceProvider())
     driver.load(now: 0)
@@ -84,7 +97,7 @@ struct DriverTests {
     configuration.targetFrameRate = nil
     configuration.duration = 0.05
     configuration.loopMode = .playOnce
-    let driver = PngineHeadlessDriver(
+    let driver = PngineRenderDriver(
       png: try fixture(triangle), width: 32, height: 32, configuration: configuration,
       devices: PngineDeviceProvider())
     var errors: [PngineError.Code] = []
@@ -103,7 +116,7 @@ struct DriverTests {
     driver.tick(now: 0.3)
     #expect(!errors.isEmpty && errors.allSatisfy { $0 == .deviceLost })
     // A PNG that is not one: the load error too.
-    let broken = PngineHeadlessDriver(png: [1, 2, 3], width: 8, height: 8)
+    let broken = PngineRenderDriver(png: [1, 2, 3], width: 8, height: 8)
     var loadErrors: [PngineError.Code] = []
     broken.onError = { loadErrors.append($0.code) }
     broken.load(now: 0)
@@ -114,7 +127,7 @@ struct DriverTests {
   @Test func stopStartsTheExecutorOverToo() throws {
     var configuration = PnginePlayer.Configuration()
     configuration.targetFrameRate = nil
-    let driver = PngineHeadlessDriver(
+    let driver = PngineRenderDriver(
       png: try fixture(boids), width: 64, height: 64, configuration: configuration)
     driver.load(now: 0)
     driver.tick(now: 0)
@@ -133,7 +146,7 @@ struct DriverTests {
   @Test func aSnapshotIsTheFrameOnScreenAsAPNG() throws {
     var configuration = PnginePlayer.Configuration()
     configuration.targetFrameRate = nil
-    let driver = PngineHeadlessDriver(
+    let driver = PngineRenderDriver(
       png: try fixture(cube), width: 48, height: 32, configuration: configuration)
     #expect(driver.snapshotPNG() == nil)  // nothing drawn yet
     driver.load(now: 0)
@@ -150,7 +163,7 @@ struct DriverTests {
   @Test func aLostDeviceIsReplacedAndPlaybackGoesOn() throws {
     var configuration = PnginePlayer.Configuration()
     configuration.targetFrameRate = nil
-    let driver = PngineHeadlessDriver(
+    let driver = PngineRenderDriver(
       png: try fixture(cube), width: 32, height: 32, configuration: configuration,
       devices: PngineDeviceProvider())
     var errors: [PngineError.Code] = []

@@ -12,11 +12,11 @@ import Testing
 @Suite(.serialized, .disturbsProcess)
 struct SharedDeviceTests {
   func playing(_ png: String, size: UInt32, devices: PngineDeviceProvider) throws
-    -> PngineHeadlessDriver
+    -> PngineRenderDriver
   {
     var configuration = PnginePlayer.Configuration()
     configuration.targetFrameRate = nil
-    return PngineHeadlessDriver(
+    return PngineRenderDriver(
       png: try fixture(png), width: size, height: size, configuration: configuration,
       devices: devices)
   }

@@ -92,7 +92,7 @@ struct SubmitTimeoutTests {
     var configuration = PnginePlayer.Configuration()
     configuration.targetFrameRate = nil
     configuration.gpuLimits = Self.limits(.milliseconds(100))
-    let driver = PngineHeadlessDriver(
+    let driver = PngineRenderDriver(
       png: try Self.slowBoids(), width: 32, height: 32, configuration: configuration,
       devices: PngineDeviceProvider())
     var errors: [PngineError.Code] = []

@@ -178,7 +178,7 @@ struct SurfaceTests {
     var configuration = PnginePlayer.Configuration()
     configuration.targetFrameRate = 30
     let (time, shown) = try withWindow(width: 96, height: 96) { x, window in
-      let driver = PngineHeadlessDriver(
+      let driver = PngineRenderDriver(
         png: try fixture(cube), surface: x.source(window), width: 96, height: 96,
         configuration: configuration, devices: x.devices)
       driver.load(now: 0)
@@ -202,7 +202,7 @@ struct SurfaceTests {
     configuration.targetFrameRate = nil
     configuration.maximumConsecutiveFailures = 3
     try withWindow(width: 32, height: 32) { x, window in
-      let driver = PngineHeadlessDriver(
+      let driver = PngineRenderDriver(
         png: try fixture(triangle), surface: x.source(window), width: 32, height: 32,
         configuration: configuration, devices: x.devices)
       driver.load(now: 0)
@@ -287,7 +287,7 @@ struct SurfaceChoiceTests {
     try backend.present()
     let error = #expect(throws: PngineError.self) { try backend.resize(width: 8, height: 8) }
     #expect(error?.code == .invalidArgument)
-    let driver = PngineHeadlessDriver(png: [], width: 16, height: 16)
+    let driver = PngineRenderDriver(png: [], width: 16, height: 16)
     #expect(throws: PngineError.self) { try driver.resize(width: 8, height: 8) }
   }
 }

@@ -170,7 +170,7 @@ public final class SocketIOServer: Sendable {
         var decoder = SocketIOPacketDecoder(limits: configuration.limits)
         for try await message in inbound.messages(maxSize: configuration.limits.maximumPayloadBytes)
         {
-          let frame: WebSocketFrame
+          let frame: EngineIOFrame
           switch message {
           case .text(let text): frame = .text(text)
           case .binary(let buffer): frame = .binary(Array(buffer.readableBytesView))
@@ -204,7 +204,7 @@ public final class SocketIOServer: Sendable {
 
   /// Handles one frame; returns false when the connection should end.
   private func receive(
-    _ frame: WebSocketFrame, session: EngineSession, decoder: inout SocketIOPacketDecoder
+    _ frame: EngineIOFrame, session: EngineSession, decoder: inout SocketIOPacketDecoder
   ) async -> Bool {
     do {
       let packet = try EngineIOPacket(frame: frame, limits: configuration.limits)
@@ -367,7 +367,7 @@ final class EngineSession: Sendable {
   var isClosed: Bool { state.withLockedValue { $0.closed } }
 
   /// Queues frames; they are written in order, never interleaved with another packet's.
-  func send(_ frames: [WebSocketFrame]) {
+  func send(_ frames: [EngineIOFrame]) {
     writer.yield(SocketIOServerPacket(frames: frames))
   }
 

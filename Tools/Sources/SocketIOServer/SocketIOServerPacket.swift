@@ -19,12 +19,12 @@ public struct SocketIOServerPacket: Sendable {
   }
 
   /// Wraps the frames of an encoded packet (e.g. ``SocketIO/SocketIOPacket/frames``).
-  public init(frames: [SocketIO.WebSocketFrame]) {
+  public init(frames: [SocketIO.EngineIOFrame]) {
     self.frames = frames.map { frame in
       switch frame {
       case .text(let text):
         .custom(
-          NIOWebSocket.WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: text)))
+          WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: text)))
       case .binary(let bytes): .binary(ByteBuffer(bytes: bytes))
       }
     }

@@ -49,7 +49,7 @@ public final class SocketIOServerSocket: Sendable {
 
   /// Writes frames of an already encoded packet of this socket's namespace (e.g.
   /// ``SocketIO/SocketIOPacket/frames``).
-  public func send(_ frames: [WebSocketFrame]) {
+  public func send(_ frames: [EngineIOFrame]) {
     session.send(frames)
   }
 

@@ -9,7 +9,7 @@ import Testing
 
 @testable import LIVA
 
-/// Base-animation downloads that fail (issue 18, item 5): the cached version stays, the
+/// Base-animation downloads that fail: the cached version stays, the
 /// download is asked for again under ``DownloadRetryPolicy``. The reference backend over real
 /// loopback Socket.IO; every wait is bounded.
 @Suite("Client downloads", .serialized)
@@ -91,7 +91,7 @@ struct ClientDownloadTests {
     await server.stop()
   }
 
-  // Issue 29: a manifest request the backend lost left the client connected and never ready.
+  // A manifest request the backend lost left the client connected and never ready.
   @Test("a manifest that does not come is asked for again after 10 s (display time)")
   func manifestAskedAgain() async throws {
     let server = try await Self.backend { $0.faults.unansweredManifestRequests = 1 }
@@ -109,7 +109,7 @@ struct ClientDownloadTests {
     await server.stop()
   }
 
-  // Issue 29: a download whose events stopped stayed in flight for ever, never asked again.
+  // A download whose events stopped stayed in flight for ever, never asked again.
   @Test("a download that stalls fails after 15 s without an event and is asked for again")
   func stalledDownloadRetried() async throws {
     let server = try await Self.backend { $0.faults.stalledDownloads = 1 }
@@ -242,7 +242,7 @@ struct ClientDownloadTests {
   }
 }
 
-/// The disk cache is keyed by server, agent and resolution (issue 18, item 8).
+/// The disk cache is keyed by server, agent and resolution.
 @Suite("Client cache keys", .serialized)
 struct ClientCacheKeyTests {
   @Test("another agent, resolution or server on the same cache root never draws these frames")
@@ -335,7 +335,7 @@ struct ClientLifeCycleTests {
     await server.stop()
   }
 
-  // Issue 29 item 6: a disconnect() that ran while connect() was between creating its socket
+  // A disconnect() that ran while connect() was between creating its socket
   // and starting it found nothing to stop; connect() then started the socket: a live orphan
   // (connected, reconnecting, its speech played) the client no longer held.
   @Test(

@@ -9,7 +9,7 @@ import Testing
 
 @testable import LIVA
 
-/// A truthful connection state (issue 18, item 10): `speaking` only while connected, `ready`
+/// A truthful connection state: `speaking` only while connected, `ready`
 /// never over `speaking`. The decision is ``ClientStateMachine``, table-tested here; the client
 /// tests run it against the reference backend (network in real time, bounded waits; the
 /// display on a virtual clock).
@@ -271,7 +271,7 @@ struct ClientStateTests {
     await server.stop()
   }
 
-  // Issue 29: a message the backend never answered was matched to the next message's speech
+  // A message the backend never answered was matched to the next message's speech
   // (and every later one shifted by one), with nothing said.
   @Test(
     "a message never answered is given up after the answer timeout, and the next speech carries its own text"

@@ -8,7 +8,7 @@ import Testing
 
 @testable import LIVA
 
-/// Reconnecting after the connection ended for good (issue 18, item 4): the reference backend
+/// Reconnecting after the connection ended for good: the reference backend
 /// over real loopback Socket.IO; every wait is bounded.
 @Suite("Reconnect after giving up", .serialized)
 struct ReconnectTests {

@@ -6,7 +6,7 @@ import Testing
 @testable import LIVA
 @testable import LIVARecording
 
-/// The report's silent-mouth measurement (issue 18's acceptance: no mouth shown while no audio
+/// The report's silent-mouth measurement (what an app must never show: no mouth shown while no audio
 /// plays for more than 200 ms), computed from presented frames and played audio alone.
 @Suite("Silent mouths in a session report")
 struct SilentMouthTests {

@@ -154,7 +154,7 @@
       41, 45, 57, 58, 64, 67, 70, 75, 101, 123, 138, 145, 182, 183, 216, 244, 259, 264, 279, 292,
     ]
 
-    @Test func seedSevensAbortsAreTypedErrorsNow() async throws {
+    @Test func inputsThatOnceKilledTheRendererAreTypedErrors() async throws {
       try requireTool(pngineBinary != nil, "the pngine executable")
       for index in Self.aborted {
         let run = try await runPngine([

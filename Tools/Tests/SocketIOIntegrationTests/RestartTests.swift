@@ -21,7 +21,7 @@ private actor Flag {
 }
 
 /// A client that stopped for good (refused, disconnected by the server, given up) starts
-/// afresh on `connect()` (issue 18, item 4). Real loopback server; every wait is bounded.
+/// afresh on `connect()`. Real loopback server; every wait is bounded.
 @Suite("Socket.IO client: connect again after stopping")
 struct RestartTests {
   @Test("refused (CONNECT_ERROR), then connect() again: connected")

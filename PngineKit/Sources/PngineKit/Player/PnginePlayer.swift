@@ -1,6 +1,6 @@
 @_exported import PlaybackLifecycle
 
-/// What a player does when the app goes to the background (seed 004, after Lottie's
+/// What a player does when the app goes to the background (after Lottie's
 /// `LottieBackgroundBehavior`): the shared lifecycle policy's behaviours. `stop` goes back to
 /// time 0 and stays stopped in the foreground; `pause` holds the frame and stays paused;
 /// `pauseAndRestore` (the default) holds it and plays on in the foreground if it was playing;

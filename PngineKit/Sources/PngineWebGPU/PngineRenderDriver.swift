@@ -13,7 +13,7 @@ import PngineKit
 /// playing; a stop starts both over (the animation is reloaded: its executor comes warm from
 /// the pool), a seek moves time only. Not `Sendable` (the renderer is
 /// confined to its owner).
-public final class PngineHeadlessDriver {
+public final class PngineRenderDriver {
   /// The state machine.
   public private(set) var player: PnginePlayer
   /// The renderer, once loaded.
@@ -22,8 +22,11 @@ public final class PngineHeadlessDriver {
   public private(set) var lastImage: RGBAImage?
   /// The last error (load or frame).
   public private(set) var lastError: PngineError?
-  /// Every action the player asked for, in order (for tests and logs).
+  /// The most recent actions the player asked for, oldest first: at most
+  /// ``actionHistoryLimit`` of them, so a driver that runs for hours holds a few kilobytes.
   public private(set) var actions: [PnginePlayer.Action] = []
+  /// How many of the latest actions ``actions`` keeps (256).
+  public static let actionHistoryLimit = 256
   /// Frames drawn successfully.
   public private(set) var framesRendered = 0
   /// On a surface: the last frame's outcome (presented or skipped, with the surface status).
@@ -168,6 +171,7 @@ public final class PngineHeadlessDriver {
 
   private func perform(_ list: [PnginePlayer.Action], now: Double) {
     for action in list {
+      if actions.count == Self.actionHistoryLimit { actions.removeFirst() }
       actions.append(action)
       switch action {
       case .load, .reload:
