@@ -82,9 +82,10 @@ public struct SyncErrorStats: Hashable, Sendable {
   public var mean: Double { count == 0 ? 0 : sum / Double(count) }
 
   /// The `p`-quantile (0...1) of absolute errors, in seconds, to 1 ms resolution (the upper
-  /// edge of its bucket); 0 without samples.
-  public func percentile(_ p: Double) -> Double {
-    guard count > 0 else { return 0 }
+  /// edge of its bucket, or the largest error if smaller); nil without samples, so that no
+  /// measurement never reads as a perfect one.
+  public func percentile(_ p: Double) -> Double? {
+    guard count > 0 else { return nil }
     let rank = max(1, Int((p * Double(count)).rounded(.up)))
     var seen = 0
     for (bucket, samples) in histogram.enumerated() {

@@ -315,22 +315,29 @@ public struct SessionReport: Codable, Sendable {
   public struct LipSync: Codable, Sendable {
     /// Overlay frames measured.
     public var samples: Int
-    /// Median absolute error.
-    public var p50Milliseconds: Double
-    /// 95th percentile of the absolute error.
-    public var p95Milliseconds: Double
-    /// Largest absolute error.
-    public var maxMilliseconds: Double
+    /// Median absolute error; nil (null in JSON) without samples.
+    public var p50Milliseconds: Double?
+    /// 95th percentile of the absolute error; nil (null in JSON) without samples.
+    public var p95Milliseconds: Double?
+    /// Largest absolute error; nil (null in JSON) without samples.
+    public var maxMilliseconds: Double?
 
     /// The percentiles of `stats`, in milliseconds.
     public init(_ stats: SyncErrorStats) {
       samples = stats.count
-      p50Milliseconds = stats.percentile(0.5) * 1000
-      p95Milliseconds = stats.percentile(0.95) * 1000
-      maxMilliseconds = stats.maxAbsolute * 1000
+      p50Milliseconds = stats.percentile(0.5).map { $0 * 1000 }
+      p95Milliseconds = stats.percentile(0.95).map { $0 * 1000 }
+      maxMilliseconds = stats.count == 0 ? nil : stats.maxAbsolute * 1000
     }
   }
 
+  /// What the backend planned, when it is known (the demo's own backend): the mouths of each
+  /// chunk, one list per message it streamed whole. A recording is checked against it: every
+  /// planned mouth shown, every chunk heard.
+  public var plannedMouthsPerChunk: [[Int]]?
+  /// Messages the backend began to speak but did not stream whole (cut by a newer message or a
+  /// fault), when it is known.
+  public var messagesCutByBackend: Int?
   /// Milliseconds from client creation to its first frame.
   public var timeToFirstFrameMilliseconds: Double?
   /// Whether the client's cache held the avatar already.

@@ -86,6 +86,7 @@ public final class ReferenceBackend: Sendable {
   private let stalledLeft: NIOLockedValueBox<Int>
   private let manifestRequestsLeftUnanswered: NIOLockedValueBox<Int>
   private let messagesReceived = NIOLockedValueBox(0)
+  private let spoken = NIOLockedValueBox<[SpokenMessage]>([])
   /// The next `master_chunk_index`: it counts on over every message the server speaks.
   private let nextMasterChunk = NIOLockedValueBox(0)
   private let downloadCut = NIOLockedValueBox(false)
@@ -114,6 +115,21 @@ public final class ReferenceBackend: Sendable {
 
   /// How many user messages (socket or HTTP) the backend has received.
   public var messageCount: Int { messagesReceived.withLockedValue { $0 } }
+
+  /// One message the backend planned speech for: what a client must show of it.
+  public struct SpokenMessage: Sendable, Hashable {
+    /// The text spoken.
+    public var text: String
+    /// The mouths (overlay frames) planned in each chunk, in chunk order.
+    public var mouthsPerChunk: [Int]
+    /// Whether every event of the speech was sent (false while streaming, or when a newer
+    /// message or a disconnect cut it).
+    public var streamedWhole: Bool
+  }
+
+  /// Every message spoken so far, in the order their speech was planned: the expectation a
+  /// recording is checked against (every planned mouth shown, every chunk heard).
+  public var spokenMessages: [SpokenMessage] { spoken.withLockedValue { $0 } }
 
   /// The room a connection joins: `{user_id}-{agent_id}-instance-{instance_id}`.
   public static func room(user: String, agent: String, instance: String?) -> String {
@@ -292,7 +308,14 @@ public final class ReferenceBackend: Sendable {
         let plan = try planner.plan(
           speech.utterance, readyAnimations: readyAnimations, firstMasterChunkIndex: first,
           timestamp: Date())
-        try await stream(plan, toRoom: room, via: socket)
+        let entry = spoken.withLockedValue { spoken -> Int in
+          spoken.append(
+            SpokenMessage(
+              text: text, mouthsPerChunk: plan.chunks.map(\.frames.count), streamedWhole: false))
+          return spoken.count - 1
+        }
+        let whole = try await stream(plan, toRoom: room, via: socket)
+        spoken.withLockedValue { $0[entry].streamedWhole = whole }
       } catch is CancellationError {
         logger.debug("stream cancelled by a newer message", metadata: ["room": "\(room)"])
       } catch {
@@ -306,8 +329,9 @@ public final class ReferenceBackend: Sendable {
     previous?.cancel()
   }
 
+  /// Streams `plan` to `room`; false when a fault cut it short.
   private func stream(_ plan: SpeechPlan, toRoom room: String, via socket: SocketIOServerSocket?)
-    async throws
+    async throws -> Bool
   {
     let faults = configuration.faults
     var random = SeededRandom(seed: faults.seed)
@@ -341,9 +365,10 @@ public final class ReferenceBackend: Sendable {
         for client in socketServer.connectedSockets where client.rooms.contains(room) {
           client.closeTransport()
         }
-        return
+        return false
       }
     }
+    return true
   }
 
   private func receiveHTTPMessage(_ request: Request, context: some RequestContext) async

@@ -4,6 +4,7 @@ import LIVAEngine
 import LIVAMedia
 import LIVAProtocol
 import LIVARecording
+import LIVAServer
 import Logging
 
 /// What one recorded session connects to and says.
@@ -29,6 +30,9 @@ struct SessionOptions {
   var overlayBudget: Int?
   /// `LIVAConfiguration.playbackForms`.
   var playbackForms = true
+  /// The speech the backend planned, when it runs in this process (the demo): the report
+  /// carries it, so that what was shown can be checked against what was sent.
+  var spokenMessages: (@Sendable () -> [ReferenceBackend.SpokenMessage])?
   /// Where the SDK logs (`--log-level`).
   var logger = Logger(label: "liva", factory: { _ in SwiftLogNoOpLogHandler() })
 }
@@ -157,12 +161,16 @@ func runSession(_ options: SessionOptions) async throws {
   let videoFrames = recorder.finish()
   let metrics = client.metrics
   try writeMedia(options: options, recorder: recorder, audio: audio)
-  let report = SessionReport(
+  var report = SessionReport(
     metrics: metrics, warmCache: warmNow, timeline: recorder.timeline, videoFrames: videoFrames,
     outputLipSync: OutputLipSync.measure(
       mouths: recorder.videoMouths, segments: audio.segments, origin: recorder.origin ?? 0,
       videoRate: recorder.videoRate), videoMotion: recorder.videoMotion,
     audioSegments: audio.segments, audioClockSkew: audio.clockSkew)
+  if let spoken = options.spokenMessages?() {
+    report.plannedMouthsPerChunk = spoken.filter(\.streamedWhole).map(\.mouthsPerChunk)
+    report.messagesCutByBackend = spoken.count(where: { !$0.streamedWhole })
+  }
   let encoder = JSONEncoder()
   encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
   try encoder.encode(report).write(to: options.output.appendingPathComponent("report.json"))
