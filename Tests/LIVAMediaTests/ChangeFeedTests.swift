@@ -13,14 +13,29 @@ struct ChangeFeedTests {
     #expect(feed.generation == 0)
   }
 
+  /// Yields until `count` waiters are asleep on `feed` (bounded by the suite's time limit).
+  func asleep(_ count: Int, on feed: ChangeFeed) async {
+    while feed.waiterCount < count { await Task.yield() }
+  }
+
   @Test("a signal from another task wakes the waiter, which re-checks and returns")
   func signalWakes() async {
     let feed = ChangeFeed()
     let flag = Locked(false)
-    async let waited = feed.wait(timeout: .seconds(30)) { flag.withLock { $0 } }
+    let checks = Locked(0)
+    // An hour's timeout: a waiter the signal did not wake fails the suite's time limit.
+    let waiter = Task {
+      await feed.wait(timeout: .seconds(3600)) {
+        checks.withLock { $0 += 1 }
+        return flag.withLock { $0 }
+      }
+    }
+    await asleep(1, on: feed)  // it checked (false) and sleeps: only the signal can wake it
+    #expect(checks.withLock { $0 } == 1)
     flag.withLock { $0 = true }
     feed.signal()
-    #expect(await waited)
+    #expect(await waiter.value)
+    #expect(checks.withLock { $0 } == 2)
   }
 
   @Test("a change signalled between the check and the wait is not missed")
@@ -68,8 +83,9 @@ struct ChangeFeedTests {
     let flag = Locked(false)
     let results = await withTaskGroup(of: Bool.self) { group in
       for _ in 0..<8 {
-        group.addTask { await feed.wait(timeout: .seconds(30)) { flag.withLock { $0 } } }
+        group.addTask { await feed.wait(timeout: .seconds(3600)) { flag.withLock { $0 } } }
       }
+      await asleep(8, on: feed)  // all eight checked (false) and sleep
       flag.withLock { $0 = true }
       feed.signal()
       return await group.reduce(into: []) { $0.append($1) }
@@ -77,11 +93,15 @@ struct ChangeFeedTests {
     #expect(results == Array(repeating: true, count: 8))
   }
 
-  @Test("a cancelled waiter returns false without a signal")
+  @Test("a cancelled waiter returns false without a signal, long before its timeout")
   func cancelled() async {
     let feed = ChangeFeed()
-    let waiter = Task { await feed.wait(timeout: .seconds(30)) { false } }
+    // An hour's timeout: a waiter that ignored its cancellation would fail the time limit.
+    let waiter = Task { await feed.wait(timeout: .seconds(3600)) { false } }
+    await asleep(1, on: feed)
     waiter.cancel()
     #expect(await waiter.value == false)
+    #expect(feed.waiterCount == 0)
+    #expect(feed.generation == 0)  // woken by its cancellation, not by a signal
   }
 }

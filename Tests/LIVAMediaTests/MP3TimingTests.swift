@@ -136,7 +136,7 @@ struct MP3TimingTests {
 
   @Test("random bytes and every prefix of a real file never crash")
   func fuzz() throws {
-    var generator = SplitMix64(seed: 7)
+    var generator = SplitMix64(seed: RunSeed.seeds(1)[0] ^ 7)
     for length in [10, 500, 5000] {
       let bytes = (0..<length).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
       #expect(throws: LIVAMediaError.self) { try MP3Timing(parsing: Data(bytes)) }

@@ -40,7 +40,7 @@ struct Base64Tests {
 
   @Test("agrees with Foundation's encoder on every length, padded or not")
   func roundTrip() {
-    var generator = SplitMix64(seed: 64)
+    var generator = SplitMix64(seed: RunSeed.seeds(1)[0] ^ 64)
     for length in 0..<600 {
       let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
       let encoded = Data(bytes).base64EncodedString()
@@ -52,7 +52,7 @@ struct Base64Tests {
 
   @Test("agrees with Foundation's decoder on mutated input")
   func mutations() {
-    var generator = SplitMix64(seed: 65)
+    var generator = SplitMix64(seed: RunSeed.seeds(1)[0] ^ 65)
     let alphabet = Array(
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/= \n-_".utf8)
     for round in 0..<3_000 {

@@ -57,12 +57,13 @@ struct GeneratedSessionTests {
     let environment = ProcessInfo.processInfo.environment
     if let one = environment["LIVA_SESSION_SEED"].flatMap(UInt64.init) { return [one] }
     let count = environment["LIVA_SESSION_COUNT"].flatMap(Int.init) ?? count
-    // A fixed base by default, so `scripts/test` (and CI) is deterministic; exploring new seeds
-    // is `LIVA_SESSION_BASE=random` or `scripts/sessions`.
+    // Fresh seeds every run, from the run's seed (printed; LIVA_TEST_SEED replays the run), so
+    // every run tries new sessions beside the kept regressions. LIVA_SESSION_BASE sets the
+    // first seed (or `random`), as `scripts/sessions` does for long runs.
     let base: UInt64 =
       environment["LIVA_SESSION_BASE"] == "random"
       ? UInt64.random(in: 0..<1 << 40)
-      : environment["LIVA_SESSION_BASE"].flatMap(UInt64.init) ?? 1_000_000
+      : environment["LIVA_SESSION_BASE"].flatMap(UInt64.init) ?? RunSeed.seeds(1)[0]
     print("generated sessions: seeds \(base)..<\(base + UInt64(count)) (LIVA_SESSION_BASE=\(base))")
     return (0..<UInt64(count)).map { base + $0 }
   }

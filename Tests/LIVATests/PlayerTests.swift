@@ -680,10 +680,16 @@ struct PlayerChangeFeedTests {
     let (player, _, _, _) = try PlayerTests().makePlayer(avatar: avatar, scheduler: scheduler)
     #expect(!player.isPreloadIdle)
     let before = player.changes.generation
+    // The waiter checks (not idle) and sleeps before the decodes run: only their signal can
+    // wake it (an hour's timeout; a missing signal fails the suite's time limit).
+    let waiter = Task {
+      await until(player.changes, timeout: .seconds(3600)) { player.isPreloadIdle }
+    }
+    while player.changes.waiterCount < 1 { await Task.yield() }
     scheduler.runAll()
     #expect(player.isPreloadIdle)
     #expect(player.changes.generation > before)
-    #expect(await until(player.changes, timeout: .seconds(1)) { player.isPreloadIdle })
+    #expect(await waiter.value)
   }
 
   @Test("a decode worker finishing wakes a waiter on isIngestIdle; each input signals")
@@ -697,7 +703,10 @@ struct PlayerChangeFeedTests {
     #expect(player.changes.generation > seen)
     #expect(!player.isIngestIdle)
     seen = player.changes.generation
-    let waiter = Task { await until(player.changes) { player.isIngestIdle } }
+    let waiter = Task {
+      await until(player.changes, timeout: .seconds(3600)) { player.isIngestIdle }
+    }
+    while player.changes.waiterCount < 1 { await Task.yield() }  // asleep: only a signal wakes it
     scheduler.runAll()
     #expect(player.changes.generation > seen)
     #expect(await waiter.value)
