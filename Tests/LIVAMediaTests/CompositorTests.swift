@@ -238,6 +238,90 @@ struct CompositorTests {
     #expect(compositor.frame == base)
   }
 
+  /// Porter-Duff "over" with straight alpha, in real numbers: what a pixel must be, worked out
+  /// without the compositor's integer arithmetic (which may differ by rounding only).
+  static func over(_ source: RGBA, _ destination: RGBA, mask: Double = 1) -> [Double] {
+    let sa = Double(source.a) / 255 * mask
+    let da = Double(destination.a) / 255
+    let outA = sa + da * (1 - sa)
+    func channel(_ s: UInt8, _ d: UInt8) -> Double {
+      outA == 0 ? 0 : (Double(s) * sa + Double(d) * da * (1 - sa)) / outA
+    }
+    return [
+      channel(source.r, destination.r), channel(source.g, destination.g),
+      channel(source.b, destination.b), outA * 255,
+    ]
+  }
+
+  static func within(_ pixel: RGBA, _ expected: [Double], _ tolerance: Double = 1) -> Bool {
+    zip([pixel.r, pixel.g, pixel.b, pixel.a].map(Double.init), expected)
+      .allSatisfy { abs($0 - $1) <= tolerance }
+  }
+
+  @Test(
+    "translucent overlays blend by straight-alpha over, by hand-computed pixels",
+    arguments: [
+      (RGBA(255, 0, 0, 128), RGBA(0, 0, 255)), (RGBA(30, 200, 90, 1), RGBA(250, 10, 60)),
+      (RGBA(30, 200, 90, 254), RGBA(250, 10, 60)), (RGBA(255, 0, 0, 128), RGBA(0, 255, 0, 64)),
+      (RGBA(12, 34, 56, 200), RGBA(200, 100, 50, 0)), (RGBA(90, 90, 90, 0), RGBA(1, 2, 3, 77)),
+    ])
+  func translucentBlend(source: RGBA, destination: RGBA) {
+    let compositor = Compositor(width: 16, height: 8, featherWidth: 0)
+    compositor.render(
+      base: RGBAImage(width: 16, height: 8, fill: destination), baseKey: nil,
+      overlays: [
+        PlacedOverlay(image: RGBAImage(width: 4, height: 4, fill: source), rect: .at(x: 6, y: 2))
+      ])
+    let expected = Self.over(source, destination)
+    #expect(Self.within(compositor.frame[7, 3], expected), "\(compositor.frame[7, 3]) \(expected)")
+    #expect(compositor.frame[0, 0] == destination)
+    #expect(compositor.frame[10, 3] == destination)  // just right of the overlay
+  }
+
+  @Test("feathering follows its documented falloff: smoothstep of the distance inside the ellipse")
+  func featherFalloff() {
+    // A 31×21 rectangle at (10, 10): the ellipse's centre (25.5, 20.5) is a pixel centre, so
+    // row 20 runs along its major axis. The distance inside is the first-order estimate
+    // -F / |∇F| with F = x²/a² + y²/b² - 1, as documented, computed here independently.
+    let feather = 6.0
+    let base = RGBA(0, 0, 255)
+    let colour = RGBA(255, 0, 0)
+    let compositor = Compositor(width: 64, height: 40, featherWidth: feather)
+    compositor.render(
+      base: RGBAImage(width: 64, height: 40, fill: base), baseKey: nil,
+      overlays: [
+        PlacedOverlay(
+          image: RGBAImage(width: 31, height: 21, fill: colour), rect: .at(x: 10, y: 10))
+      ])
+    let (a, b, cx, cy) = (15.5, 10.5, 25.5, 20.5)
+    func expectedMask(_ x: Int, _ y: Int) -> Double {
+      let dx = Double(x) + 0.5 - cx
+      let dy = Double(y) + 0.5 - cy
+      let f = dx * dx / (a * a) + dy * dy / (b * b) - 1
+      let gradient = (4 * dx * dx / pow(a, 4) + 4 * dy * dy / pow(b, 4)).squareRoot()
+      let t = gradient == 0 ? 1 : max(0, min(1, -f / gradient / feather))
+      return t * t * (3 - 2 * t)
+    }
+    var wrong: [String] = []
+    var previous = -1
+    for x in 10..<41 {
+      let pixel = compositor.frame[x, 20]
+      let expected = Self.over(colour, base, mask: expectedMask(x, 20))
+      // One step of the 8-bit mask on top of rounding.
+      if !Self.within(pixel, expected, 2) { wrong.append("x \(x): \(pixel), not \(expected)") }
+      // Red rises to the centre and falls after it, mirror-symmetric about x = 25.
+      if x <= 25 {
+        if Int(pixel.r) < previous { wrong.append("x \(x): red falls before the centre") }
+        previous = Int(pixel.r)
+      }
+      if pixel != compositor.frame[50 - x, 20] { wrong.append("x \(x): not symmetric") }
+    }
+    // Past the feather inside, the overlay is opaque; every corner of the rectangle is base.
+    #expect(compositor.frame[25, 20] == colour)
+    #expect(compositor.frame[10, 10] == base && compositor.frame[40, 30] == base)
+    #expect(wrong.isEmpty, "\(wrong.prefix(5))")
+  }
+
   @Test("feathering: opaque at the centre, base colour at the rectangle's corners")
   func featherShape() {
     let base = RGBAImage(width: 64, height: 40, fill: RGBA(0, 0, 255))
