@@ -114,7 +114,12 @@ struct EngineRobustnessTests {
     driver.engine.audioEnded()
     driver.runUntilIdle()
     #expect(driver.actions.contains { $0.action.startedChunk != nil })
-    #expect(driver.draws.filter { $0.frame.chunk != nil }.count == 12)
+    // The chunk keeps its time with no mouth at all: its 12 base frames in 12 slots in a row.
+    let speech = driver.draws.filter { $0.frame.chunk != nil }
+    #expect(speech.count == 12)
+    #expect(speech.allSatisfy { $0.frame.overlays.isEmpty })
+    #expect(speech.map(\.frame.index) == plan.frames.map(\.baseFrame))
+    #expect(zip(speech, speech.dropFirst()).allSatisfy { abs($1.time - $0.time - 1.0 / 30) < 1e-9 })
     #expect(driver.engine.metrics.desyncs == 0)
   }
 

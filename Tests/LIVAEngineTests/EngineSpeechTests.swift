@@ -408,6 +408,12 @@ struct EngineSpeechTests {
     #expect(driver.engine.metrics.holds(.overlayNotReady) == 0)
     #expect(driver.engine.metrics.skippedOverlays == 0)
     #expect(driver.engine.metrics.mouthlessFrames == 1)
+    // On screen: the 20 frames in 20 consecutive slots, in order, only frame 12 without its
+    // mouth (nothing held for it, nothing skipped).
+    let speech = driver.draws.filter { $0.frame.chunk != nil }
+    #expect(speech.map(\.frame.overlayIndex) == Array(0..<20).map { $0 })
+    #expect(speech.map(\.frame.overlays.isEmpty) == (0..<20).map { $0 == 12 })
+    #expect(zip(speech, speech.dropFirst()).allSatisfy { abs($1.time - $0.time - 1.0 / 30) < 1e-9 })
   }
 
   @Test(
@@ -426,6 +432,13 @@ struct EngineSpeechTests {
     #expect(driver.engine.metrics.skippedOverlays == 0)
     #expect(driver.engine.metrics.mouthlessFrames == 1)
     #expect(driver.engine.metrics.pops == 0)
+    // On screen: 12 slots in a row; the one on the missing animation shows no mouth and no
+    // frame of that animation (the walk on screen goes on), every other its own mouth.
+    let speech = driver.draws.filter { $0.frame.chunk != nil }
+    #expect(speech.map(\.frame.overlayIndex) == Array(0..<12).map { $0 })
+    #expect(speech.map(\.frame.overlays.isEmpty) == (0..<12).map { $0 == 8 })
+    #expect(!speech.contains { $0.frame.animation.rawValue == "talking_2_s_talking_2_e" })
+    #expect(zip(speech, speech.dropFirst()).allSatisfy { abs($1.time - $0.time - 1.0 / 30) < 1e-9 })
     #expect(
       driver.actions.contains {
         if case .warning(let w) = $0.action { w.code == .missingAnimation } else { false }
