@@ -48,8 +48,10 @@ public struct PlayerMetrics: Sendable {
   public var audioEndsReceived = 0
   /// The accounting of every chunk played to its end, in order (the last 1,000).
   public var chunkReports: [ChunkReport] = []
-  /// For each overlay frame presented while its chunk's audio was playing: the audio position
-  /// minus the frame's own time (frame `k` belongs at `k / 30` s).
+  /// Lip-sync, the one measure of it in the SDK: for each overlay frame presented while its
+  /// chunk's audio was playing, the audio position then minus the frame's own time (frame `k`
+  /// belongs at `k / 30` s). Taken where the frame reaches the surface, with the audio clock
+  /// read for that frame; the engine decides on the same clock but keeps no second measure.
   public var lipSync = SyncErrorStats()
   /// Freezes (the picture stuck longer than the threshold while it should have moved) and
   /// frames presented per second since the first tick.

@@ -44,9 +44,6 @@ public struct EngineMetrics: Hashable, Sendable {
   public var chunksFinished = 0
   /// Messages interrupted.
   public var interrupts = 0
-  /// Audio-sync error of each overlay frame drawn while the audio clock was known: the audio
-  /// position minus the frame's own time (frame `k` of a chunk belongs at `k / fps`).
-  public var audioSync = SyncErrorStats()
 
   /// Empty metrics.
   public init() {}

@@ -285,11 +285,6 @@ struct EngineState: Sendable {
         metrics.desyncs += 1
       }
       startAudioIfNeeded(for: shown, configuration)
-      if let audio = frameClock.audio, audio.chunk == shown.chunk,
-        speech.playing?.audioStarted == true
-      {
-        metrics.audioSync.record(audio.position - Double(shown.index) / configuration.speakingFPS)
-      }
     }
     picture.lastDrawn = frame
     picture.needsDraw = false
