@@ -327,7 +327,7 @@ public final class LIVAPlayer: Sendable {
   @discardableResult
   public func stepBackward() -> DrawnFrame? {
     let (frame, now) = state.withLock { ($0.core.stepBackward(), $0.core.lastTick ?? 0) }
-    if let frame { render(frame, at: now) }
+    if let frame { render(frame, at: now, firstFrame: false) }
     return frame
   }
 
@@ -401,11 +401,11 @@ public final class LIVAPlayer: Sendable {
         audio.pause(at: now)
       case .resumeAudio(let now):
         audio.resume(at: now)
-      case .draw(let frame):
-        render(frame, at: state.withLock { $0.core.lastTick } ?? 0)
-      case .drawIfDecoded(let frame):
+      case .draw(let frame, let time, let firstFrame):
+        render(frame, at: time, firstFrame: firstFrame)
+      case .drawIfDecoded(let frame, let time):
         if baseFrames.decodedFrame(frame.index, of: frame.animation) != nil {
-          render(frame, at: state.withLock { $0.core.lastTick } ?? 0)
+          render(frame, at: time, firstFrame: false)
         }
       case .updateWindow:
         updateWindow()
@@ -439,21 +439,21 @@ public final class LIVAPlayer: Sendable {
     }
   }
 
-  private func render(_ frame: DrawnFrame, at time: Double) {
+  /// Composites and presents `frame`, then reports the outcome to the core once.
+  private func render(_ frame: DrawnFrame, at time: Double, firstFrame: Bool) {
     // The session's first frame need not wait a tick for a worker: the kept idle frame is read
     // inline (nothing is on screen yet to hold instead). Asked only on a miss.
     guard
       let base = baseFrames.decodedFrame(frame.index, of: frame.animation)
-        ?? (state.withLock { $0.core.hasPresented }
-          ? nil : baseFrames.decodedOrKeptFrame(frame.index, of: frame.animation))
+        ?? (firstFrame ? baseFrames.decodedOrKeptFrame(frame.index, of: frame.animation) : nil)
     else {
-      execute(state.withLock { $0.core.baseFrameMissed(frame, at: time) })
+      report(.baseFrameMissing(frame, at: time))
       return
     }
     var placed: [PlacedOverlay] = []
     for layer in frame.overlays {
       guard let image = overlays.image(for: layer.key) else {
-        state.withLock { $0.core.overlayMissed(at: time) }
+        report(.overlayMissing(at: time))
         return
       }
       placed.append(PlacedOverlay(image: image, rect: layer.rect))
@@ -479,23 +479,28 @@ public final class LIVAPlayer: Sendable {
     let position = frame.chunk.flatMap { chunk in
       audio.position(at: time).flatMap { $0.chunk == chunk ? $0.position : nil }
     }
-    let first = state.withLock { state -> Bool in
-      let first = !state.core.hasPresented
-      let started = state.started
-      state.core.presented(
-        frame, at: time, audioPosition: position, frameBytes: base.pixels.count,
-        sinceStart: {
-          let elapsed = ContinuousClock.now - started
-          return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds)
-            * 1e-18
-        }())
-      return first
-    }
+    report(
+      .presented(frame, at: time, audioPosition: position, frameBytes: base.pixels.count))
     surface.present(
       RenderedFrame(
         time: time, width: width, height: height, pixels: pixels,
         content: frame, audioPosition: position))
     // The first frame is a change a waiter may look for (``PlayerMetrics/timeToFirstFrame``).
-    if first { changes.signal() }
+    if firstFrame { changes.signal() }
+  }
+
+  /// The one report of a frame's outcome to the core; carries out what it answers.
+  private func report(_ outcome: PlayerCore.RenderOutcome) {
+    execute(
+      state.withLock { state in
+        let started = state.started
+        return state.core.rendered(
+          outcome,
+          sinceStart: {
+            let elapsed = ContinuousClock.now - started
+            return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds)
+              * 1e-18
+          }())
+      })
   }
 }

@@ -32,11 +32,13 @@ public struct PlayerCore: Sendable {
     case pauseAudio(at: Double)
     /// Resume the audio clock.
     case resumeAudio(at: Double)
-    /// Composite and present this frame.
-    case draw(DrawnFrame)
+    /// Composite and present this frame as the picture of display time `at`; then report the
+    /// outcome with ``rendered(_:sinceStart:)``. `firstFrame`: nothing was presented yet, so
+    /// the owner may read the base frame inline rather than hold on a miss.
+    case draw(DrawnFrame, at: Double, firstFrame: Bool)
     /// Present this frame if its base frame is in memory now (a frame without speech that was
-    /// due while it was not); nothing otherwise.
-    case drawIfDecoded(DrawnFrame)
+    /// due while it was not); nothing otherwise (and nothing to report).
+    case drawIfDecoded(DrawnFrame, at: Double)
     /// Ask the base-frame store for the window ahead (``window(budget:)``).
     case updateWindow
     /// Tell the app's observer.
@@ -302,7 +304,7 @@ public struct PlayerCore: Sendable {
     let result = engine.stepForward()
     var effects = perform(result.actions, at: lastTick ?? 0)
     guard case .draw(let frame) = result.plan else { return (nil, effects) }
-    effects.append(.draw(frame))
+    effects.append(.draw(frame, at: lastTick ?? 0, firstFrame: !hasPresented))
     return (frame, effects)
   }
 
@@ -355,7 +357,7 @@ public struct PlayerCore: Sendable {
     }
     effects += perform(result.actions, at: now)
     if case .draw(let frame) = result.plan {
-      effects.append(.draw(frame))
+      effects.append(.draw(frame, at: now, firstFrame: !hasPresented))
       // Refreshed once a quarter of its reach is drawn, so it always reaches three quarters of
       // it ahead: every few frames at 512×512 (22 frames ahead), every frame at 1280×768 (4).
       let reach = Self.reach(
@@ -364,50 +366,61 @@ public struct PlayerCore: Sendable {
       if drawsSinceWindow % max(1, reach / 4) == 0 { effects.append(.updateWindow) }
       drawsSinceWindow += 1
     } else if case .hold(.notDue) = result.plan, let missed {
-      effects.append(.drawIfDecoded(missed))
+      effects.append(.drawIfDecoded(missed, at: now))
     }
     return effects
   }
 
-  /// The owner could not draw `frame` at `time`: its base frame was not in memory.
-  public mutating func baseFrameMissed(_ frame: DrawnFrame, at time: Double) -> [Effect] {
-    accounting.baseFrameMisses += 1
-    accounting.freezes.held(at: time, cause: .baseFrameMiss)
-    missed = frame.chunk == nil ? frame : nil
-    // Outside speech the engine shows it again at its next slot rather than skipping it.
-    engine.frameNotPresented(frame)
-    return [
-      .log(
-        .debug, "base frame not in memory: held", ["frame": "\(frame.animation)#\(frame.index)"]),
-      .updateWindow,
-    ]
+  /// What became of a ``Effect/draw(_:at:firstFrame:)`` (or of a frame drawn when it was
+  /// decoded): the one report the owner makes per frame.
+  public enum RenderOutcome: Sendable {
+    /// Presented. `audioPosition`: its chunk's audio position at that time (nil outside
+    /// speech or when that chunk's audio is not playing); `frameBytes`: the base frame's size.
+    case presented(DrawnFrame, at: Double, audioPosition: Double?, frameBytes: Int)
+    /// Not drawn: its base frame was not in memory.
+    case baseFrameMissing(DrawnFrame, at: Double)
+    /// Not drawn: one of its overlays had left the store.
+    case overlayMissing(at: Double)
   }
 
-  /// Whether a frame was presented yet (the first one may be read from disk inline).
-  public var hasPresented: Bool { accounting.framesPresented > 0 }
-
-  /// The owner could not draw a frame at `time`: an overlay left the store.
-  public mutating func overlayMissed(at time: Double) {
-    accounting.overlayMisses += 1
-    accounting.freezes.held(at: time, cause: .overlayMiss)
-  }
-
-  /// The owner presented `frame` at `time`. `audioPosition`: its chunk's audio position then;
-  /// `sinceStart`: wall-clock seconds since the player was made (for the first frame).
-  public mutating func presented(
-    _ frame: DrawnFrame, at time: Double, audioPosition: Double?, frameBytes bytes: Int,
-    sinceStart: @autoclosure () -> Double
-  ) {
-    frameBytes = bytes
-    missed = nil
-    engine.framePresented()
-    accounting.framesPresented += 1
-    accounting.freezes.presented(at: time)
-    if accounting.timeToFirstFrame == nil { accounting.timeToFirstFrame = sinceStart() }
-    if let audioPosition, let index = frame.overlayIndex, !frame.overlays.isEmpty {
-      accounting.lipSync.record(audioPosition - Double(index) / speakingFPS)
+  /// The owner's report on a frame it was asked to draw. `sinceStart`: wall-clock seconds
+  /// since the player was made (read for the first frame only).
+  public mutating func rendered(_ outcome: RenderOutcome, sinceStart: @autoclosure () -> Double)
+    -> [Effect]
+  {
+    switch outcome {
+    case .presented(let frame, let time, let audioPosition, let bytes):
+      frameBytes = bytes
+      missed = nil
+      engine.framePresented()
+      accounting.framesPresented += 1
+      accounting.freezes.presented(at: time)
+      if accounting.timeToFirstFrame == nil { accounting.timeToFirstFrame = sinceStart() }
+      if let audioPosition, let index = frame.overlayIndex, !frame.overlays.isEmpty {
+        accounting.lipSync.record(audioPosition - Double(index) / speakingFPS)
+      }
+      return []
+    case .baseFrameMissing(let frame, let time):
+      accounting.baseFrameMisses += 1
+      accounting.freezes.held(at: time, cause: .baseFrameMiss)
+      missed = frame.chunk == nil ? frame : nil
+      // Outside speech the engine shows it again at its next slot rather than skipping it.
+      engine.frameNotPresented(frame)
+      return [
+        .log(
+          .debug, "base frame not in memory: held",
+          ["frame": "\(frame.animation)#\(frame.index)"]),
+        .updateWindow,
+      ]
+    case .overlayMissing(let time):
+      accounting.overlayMisses += 1
+      accounting.freezes.held(at: time, cause: .overlayMiss)
+      return []
     }
   }
+
+  /// Whether a frame was presented yet.
+  public var hasPresented: Bool { accounting.framesPresented > 0 }
 
   /// Records the longest time one tick took (wall clock, measured by the owner).
   public mutating func noteRenderStall(_ seconds: Double) {

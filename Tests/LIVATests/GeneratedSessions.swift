@@ -314,12 +314,14 @@ struct GeneratedSession: CustomStringConvertible {
           audio.pause(at: now)
         case .resumeAudio(let now):
           audio.resume(at: now)
-        case .draw(let frame), .drawIfDecoded(let frame):
-          let now = core.lastTick ?? 0
+        case .draw(let frame, let now, _), .drawIfDecoded(let frame, let now):
           let position = frame.chunk.flatMap { chunk in
             audio.position(at: now).flatMap { $0.chunk == chunk ? $0.position : nil }
           }
-          core.presented(frame, at: now, audioPosition: position, frameBytes: 4096, sinceStart: 0)
+          execute(
+            core.rendered(
+              .presented(frame, at: now, audioPosition: position, frameBytes: 4096),
+              sinceStart: 0))
           log.frames.append(Shown(time: now, content: frame, audioPosition: position))
         case .notify(let action):
           if case .chunkQueued(let id) = action { log.queued.append(id) }

@@ -175,7 +175,7 @@ struct PlayerCoreRequestTests {
     _ = core.setAvailableAnimations(Self.counts(withHi))
     var shown: [String] = []
     for tick in 61...400 {
-      for case .draw(let frame) in core.tick(now: Double(tick) / 60, audio: nil) {
+      for case .draw(let frame, _, _) in core.tick(now: Double(tick) / 60, audio: nil) {
         shown.append(frame.animation.description)
       }
     }
@@ -273,7 +273,9 @@ struct PlayerCoreRequestTests {
     let after = Set(core.window(budget: budget))
     var next: DrawnFrame?
     while next == nil, tick < 900 {
-      for case .draw(let frame) in core.tick(now: Double(tick) / 60, audio: nil) { next = frame }
+      for case .draw(let frame, _, _) in core.tick(now: Double(tick) / 60, audio: nil) {
+        next = frame
+      }
       tick += 1
     }
     let first = try #require(next)
@@ -297,8 +299,9 @@ struct PlayerCoreRequestTests {
   static func presentAtProductionSize(
     _ frame: DrawnFrame, at time: Double, to core: inout PlayerCore
   ) {
-    core.presented(
-      frame, at: time, audioPosition: nil, frameBytes: 1280 * 768 * 4, sinceStart: time)
+    _ = core.rendered(
+      .presented(frame, at: time, audioPosition: nil, frameBytes: 1280 * 768 * 4),
+      sinceStart: time)
   }
 
   /// `liva demo --size 1280x768` missed 1–3 base frames a run on two shared cores (CPU taken
@@ -326,7 +329,7 @@ struct PlayerCoreRequestTests {
       let time = Double(tick) / 60
       for effect in core.tick(now: time, audio: nil) {
         switch effect {
-        case .draw(let frame):
+        case .draw(let frame, _, _):
           Self.presentAtProductionSize(frame, at: time, to: &core)
           drawn.append(BaseFrameRef(animation: frame.animation, index: frame.index))
         case .updateWindow:
@@ -360,7 +363,7 @@ struct PlayerCoreRequestTests {
     var windows: [[BaseFrameRef]] = []
     for tick in 0..<(60 * 3) {
       let time = Double(tick) / 60
-      for case .draw(let frame) in core.tick(now: time, audio: nil) {
+      for case .draw(let frame, _, _) in core.tick(now: time, audio: nil) {
         Self.presentAtProductionSize(frame, at: time, to: &core)
         drawn.append(BaseFrameRef(animation: frame.animation, index: frame.index))
         windows.append(core.window(budget: budget))
@@ -400,7 +403,7 @@ struct PlayerCoreRequestTests {
     for tick in 0..<(60 * 4) {
       let time = Double(tick) / 60
       core.linkDelivered()
-      for case .draw(let frame) in core.tick(now: time, audio: nil) {
+      for case .draw(let frame, _, _) in core.tick(now: time, audio: nil) {
         Self.presentAtProductionSize(frame, at: time, to: &core)
         drawn.append(BaseFrameRef(animation: frame.animation, index: frame.index))
         windows.append(Set(core.window(budget: budget)))
