@@ -44,21 +44,14 @@ package.targets += [
   )
 ]
 
-// SocketIO: receive throughput against python-socketio's client.
-package.dependencies += [
-  .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-  .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
-]
+// SocketIO: receive throughput against python-socketio's client (the measuring code is Tools'
+// SocketIOBench, which `liva bench-socketio` runs for CI).
 package.targets += [
   .executableTarget(
     name: "SocketIOBenchmarks",
     dependencies: [
       .product(name: "Benchmark", package: "benchmark"),
-      .product(name: "LIVAProtocol", package: "LIVA"),
-      .product(name: "SocketIO", package: "LIVA"),
-      .product(name: "SocketIOServer", package: "LIVATools"),
-      .product(name: "Hummingbird", package: "hummingbird"),
-      .product(name: "Logging", package: "swift-log"),
+      .product(name: "SocketIOBench", package: "LIVATools"),
     ],
     path: "Benchmarks/SocketIOBenchmarks",
     plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

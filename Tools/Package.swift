@@ -44,6 +44,7 @@ let package = Package(
     .library(name: "LIVAServer", targets: ["LIVAServer"]),
     .library(name: "SocketIOServer", targets: ["SocketIOServer"]),
     .library(name: "LIVARecording", targets: ["LIVARecording"]),
+    .library(name: "SocketIOBench", targets: ["SocketIOBench"]),
   ],
   dependencies: [
     .package(name: "LIVA", path: ".."),
@@ -94,13 +95,25 @@ let package = Package(
         .product(name: "LIVAProtocol", package: "LIVA"),
       ],
       packageAccess: false, swiftSettings: strict),
-    // demo, serve, record, avatar generate, bench-session; with a C shim that tunes glibc's
-    // allocator for its process (see `Liva.tuneAllocator`).
+    // The Socket.IO client's receive throughput against python-socketio's, fed by the same
+    // server: for `liva bench-socketio` (CI's budget) and Benchmarks/'s SocketIOBenchmarks.
+    .target(
+      name: "SocketIOBench",
+      dependencies: [
+        "SocketIOServer",
+        .product(name: "SocketIO", package: "LIVA"),
+        .product(name: "LIVAProtocol", package: "LIVA"),
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      packageAccess: false, swiftSettings: strict),
+    // demo, serve, record, avatar generate, bench-session, bench-socketio; with a C shim that
+    // tunes glibc's allocator for its process (see `Liva.tuneAllocator`).
     .target(name: "CLIVAAllocator"),
     .executableTarget(
       name: "liva",
       dependencies: [
-        "CLIVAAllocator", "LIVARecording", "LIVAServer",
+        "CLIVAAllocator", "LIVARecording", "LIVAServer", "SocketIOBench",
         .product(name: "LIVA", package: "LIVA"), .product(name: "LIVAEngine", package: "LIVA"),
         .product(name: "LIVAMedia", package: "LIVA"),
         .product(name: "LIVAProtocol", package: "LIVA"),

@@ -12,10 +12,16 @@ struct Liva: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "liva",
     abstract: "LIVA talking avatars: a demo, a reference backend, a recorder.",
-    subcommands: [Demo.self, Serve.self, Record.self, Avatar.self, BenchSession.self])
+    subcommands: [
+      Demo.self, Serve.self, Record.self, Avatar.self, BenchSession.self, BenchSocketIO.self,
+    ])
 
   static func main() async {
-    tuneAllocator()
+    // bench-socketio measures the Socket.IO client as an app runs it: with the allocator's
+    // defaults (a fixed mmap threshold maps and unmaps every base64 event's ~400 KB).
+    if CommandLine.arguments.dropFirst().first != BenchSocketIO.configuration.commandName {
+      tuneAllocator()
+    }
     await main(nil)
   }
 
