@@ -179,6 +179,8 @@ let package = Package(
         .product(name: "LIVATestSupport", package: "LIVA"),
         .product(name: "WAT", package: "WasmKit"),
       ],
+      // The fuzzer's kept finds, read from the source tree by path.
+      exclude: ["FuzzFinds"],
       swiftSettings: webGPU ? [] : [.define("PNGINE_WEBGPU_LEFT_OUT")]),
   ],
   swiftLanguageModes: [.v6]

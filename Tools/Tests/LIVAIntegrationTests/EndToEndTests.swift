@@ -152,6 +152,37 @@ struct EndToEndTests {
     #expect(rig.player.mode == .idle, sourceLocation: sourceLocation)
   }
 
+  /// What the backend planned, against what was presented and heard (not the client's own
+  /// counters): every message streamed whole, every planned mouth of every chunk on screen
+  /// (each chunk and frame with a mouth, once), and each chunk's audio started once.
+  func expectPlanShown(
+    _ rig: Rig, messages: Int = 1, sourceLocation: SourceLocation = #_sourceLocation
+  ) {
+    let spoken = rig.backend.spokenMessages
+    #expect(spoken.count == messages, sourceLocation: sourceLocation)
+    #expect(spoken.allSatisfy { $0.streamedWhole }, sourceLocation: sourceLocation)
+    var shown: [ChunkID: Set<Int>] = [:]
+    for frame in rig.frames.all where !frame.content.overlays.isEmpty {
+      if let chunk = frame.content.chunk, let index = frame.content.overlayIndex {
+        shown[chunk, default: []].insert(index)
+      }
+    }
+    // Messages are numbered by the client in the order they opened.
+    let planned = spoken.enumerated().flatMap { message, entry in
+      entry.mouthsPerChunk.enumerated().map { chunk, mouths in
+        (ChunkID(message: MessageID(message), index: chunk), mouths)
+      }
+    }
+    for (chunk, mouths) in planned {
+      #expect(
+        shown[chunk] == Set(0..<mouths), "\(chunk): \(shown[chunk]?.count ?? 0) of \(mouths) shown",
+        sourceLocation: sourceLocation)
+    }
+    #expect(shown.count == planned.count, sourceLocation: sourceLocation)
+    #expect(
+      rig.audio.segments.map(\.chunk) == planned.map(\.0), sourceLocation: sourceLocation)
+  }
+
   @Test(
     "a message plays idle → transition → talking → return → idle; every mouth once, audio on its first frame",
     arguments: [BinaryEncoding.base64, .binary])
@@ -160,6 +191,7 @@ struct EndToEndTests {
     try await say("Hello there, nice to meet you.", in: rig, expectedEnds: 1)
     rig.run(for: 8)
     checkClean(rig)
+    expectPlanShown(rig)
     let metrics = rig.player.metrics
     #expect(metrics.chunksReceived >= 2)
     #expect(metrics.chunkReports.count == metrics.chunksReceived)
@@ -245,7 +277,7 @@ struct EndToEndTests {
     try await say("Hello there, nice to meet you.", in: rig, expectedEnds: 1)
     rig.run(for: 8)
     checkClean(rig)
-    #expect(rig.player.metrics.engine.overlayFramesDrawn > 40, "\(name)")
+    expectPlanShown(rig)
     await rig.stop()
   }
 
@@ -296,6 +328,9 @@ struct EndToEndTests {
       })
     rig.run(for: 8)
     #expect(rig.player.metrics.engine.overlayFramesDrawn > 0)
+    // What was presented has no pop or desync (judged on the frames, not the counters).
+    let problems = Self.presentedProblems(rig.frames.all) { rig.backend.pack.frameCount(of: $0) }
+    #expect(problems.isEmpty, "\(problems.prefix(3))")
     #expect(rig.player.metrics.engine.desyncs == 0)
     #expect(rig.player.mode == .idle)
     await rig.stop()
@@ -309,6 +344,7 @@ struct EndToEndTests {
     try await say("Hello there, nice to meet you.", in: rig, expectedEnds: 1)
     rig.run(for: 8)
     checkClean(rig)
+    expectPlanShown(rig)
     let metrics = rig.player.metrics
     #expect(metrics.rejections.isEmpty, "\(metrics.rejections)")
     #expect(metrics.chunkReports.count >= 2)
@@ -325,7 +361,7 @@ struct EndToEndTests {
     rig.run(for: 8)
     checkClean(rig)
     #expect(rig.backend.messageCount == 1)
-    #expect(rig.player.metrics.engine.overlayFramesDrawn > 40)
+    expectPlanShown(rig)
     await rig.stop()
   }
 

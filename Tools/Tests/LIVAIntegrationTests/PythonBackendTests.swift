@@ -32,12 +32,20 @@ struct PythonBackendTests {
     }
 
     /// Frames per chunk of message `n` (1-based), from the backend's `PLAN` line.
-    func plan(_ message: Int) async -> [Int] {
-      guard let line = await backend.waitForLine(startingWith: "PLAN \(message) ") else {
-        return []
+    /// The mouths per chunk the backend planned for `message` (its `PLAN` line); a backend that
+    /// printed no plan, or an empty one, fails the test rather than compare empty with empty.
+    func plan(_ message: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws
+      -> [Int]
+    {
+      let line = try #require(
+        await backend.waitForLine(startingWith: "PLAN \(message) "),
+        "the backend printed no plan for message \(message)", sourceLocation: sourceLocation)
+      let plan = line.split(separator: " ").last.map {
+        $0.split(separator: ",").compactMap { Int($0) }
       }
-      return line.split(separator: " ").last.map { $0.split(separator: ",").compactMap { Int($0) } }
-        ?? []
+      return try #require(
+        plan.flatMap { $0.isEmpty ? nil : $0 }, "an empty plan: \(line)",
+        sourceLocation: sourceLocation)
     }
 
     func stop() async {
@@ -127,7 +135,7 @@ struct PythonBackendTests {
   func fullMessage(scenario: String, mode: String) async throws {
     var rig = try await makeRig(scenario: scenario, mode: mode)
     try await say("hello", in: rig, ends: 1)
-    let plan = await rig.plan(1)
+    let plan = try await rig.plan(1)
     rig.run(for: 10)
     let metrics = rig.player.metrics
     #expect(metrics.rejections.isEmpty, "\(metrics.rejections)")
@@ -160,7 +168,7 @@ struct PythonBackendTests {
     let acked = rig.backend.lines.filter { $0.hasPrefix("ACKED ") }.map { $0.dropFirst(6) }
     #expect(!sent.isEmpty && acked.sorted() == sent.sorted())
     // Answering costs playback nothing.
-    let plan = await rig.plan(1)
+    let plan = try await rig.plan(1)
     rig.run(for: 10)
     #expect(rig.audio.segments.map(\.chunk.index) == Array(plan.indices))
     #expect(rig.player.metrics.engine.overlayFramesDrawn == plan.reduce(0, +))
@@ -171,7 +179,7 @@ struct PythonBackendTests {
   func badFrames() async throws {
     var rig = try await makeRig(scenario: "bad-frames")
     try await say("hello", in: rig, ends: 1)
-    let plan = await rig.plan(1)
+    let plan = try await rig.plan(1)
     let bad = rig.backend.lines.filter { $0.hasPrefix("BAD 0 ") }.count
     #expect(bad == 3)
     rig.run(for: 10)
@@ -198,7 +206,7 @@ struct PythonBackendTests {
   func legacy(mode: String) async throws {
     var rig = try await makeRig(scenario: "legacy", mode: mode)
     try await say("hello", in: rig, ends: 1)
-    let plan = await rig.plan(1)
+    let plan = try await rig.plan(1)
     rig.run(for: 10)
     let metrics = rig.player.metrics
     #expect(metrics.rejections.isEmpty, "\(metrics.rejections)")
@@ -224,7 +232,7 @@ struct PythonBackendTests {
     second.run(for: 0.3)
     let cut = second.now
     try await say("goodbye", in: second, ends: 2)
-    let plan = await second.plan(2)
+    let plan = try await second.plan(2)
     second.run(for: 10)
     let metrics = second.player.metrics
     #expect(metrics.engine.interrupts == 1)
@@ -298,7 +306,7 @@ struct PythonBackendTests {
     var rig = try await makeRig()
     let events = rig.client.events
     try await say("hello", in: rig, ends: 1)
-    let plan = await rig.plan(1)
+    let plan = try await rig.plan(1)
     rig.run(for: 10)
     let ended = await within(.seconds(30)) { () -> [LIVAEvent]? in
       var seen: [LIVAEvent] = []
@@ -366,7 +374,7 @@ struct PythonBackendTests {
     // It spoke to the room our socket joined, and that speech plays.
     let joined = try #require(await rig.backend.waitForLine(startingWith: "CONNECT "))
     #expect(read["room"] as? String == joined)
-    let plan = await rig.plan(1)
+    let plan = try await rig.plan(1)
     #expect(!plan.isEmpty)
     rig.run(for: 10)
     #expect(rig.audio.segments.map(\.chunk.index) == Array(plan.indices))
