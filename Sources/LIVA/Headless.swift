@@ -81,13 +81,14 @@ public final class RealTimeDisplayLink: DisplayLink {
 
 /// An audio output that keeps time without a sound device: a started chunk plays for its MP3
 /// duration at `1 + clockSkew` times real time. It records what was played, so a recorder
-/// can write the audio track.
+/// can write the audio track (with `keepsAudio` false it records when and what, without the
+/// MP3 bytes, so that a long session does not hold all of its audio).
 public final class HeadlessAudioOutput: AudioOutput {
   /// One chunk's audio as it was played.
   public struct Segment: Sendable {
     /// The chunk.
     public var chunk: ChunkID
-    /// The MP3 bytes.
+    /// The MP3 bytes (empty when the output does not keep audio).
     public var audio: Data
     /// Display time it started at.
     public var start: Double
@@ -113,17 +114,25 @@ public final class HeadlessAudioOutput: AudioOutput {
   /// How much faster (positive) or slower (negative) than real time the audio clock runs,
   /// e.g. `0.01` for 1 % fast. Lets tests check that the lips follow the sound.
   public let clockSkew: Double
+  /// Whether each segment keeps its MP3 bytes (a recorder needs them for the audio track).
+  public let keepsAudio: Bool
   private let state = Locked(State())
 
-  /// Creates an output whose clock runs `1 + clockSkew` times real time.
-  public init(clockSkew: Double = 0) { self.clockSkew = clockSkew }
+  /// Creates an output whose clock runs `1 + clockSkew` times real time; `keepsAudio`: whether
+  /// ``segments`` keep the MP3 bytes played.
+  public init(clockSkew: Double = 0, keepsAudio: Bool = true) {
+    self.clockSkew = clockSkew
+    self.keepsAudio = keepsAudio
+  }
 
   /// Starts a chunk (replacing any playing one: chunks are sequential).
   public func start(_ chunk: ChunkID, audio: Data, offset: Double, at time: Double) {
     let duration = (try? MP3Timing(parsing: audio)).map(\.duration)
     state.withLock { state in
       state.segments.append(
-        Segment(chunk: chunk, audio: audio, start: time, offset: offset, duration: duration))
+        Segment(
+          chunk: chunk, audio: keepsAudio ? audio : Data(), start: time, offset: offset,
+          duration: duration))
       state.playing = Playing(index: state.segments.count - 1)
     }
   }

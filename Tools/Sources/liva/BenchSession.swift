@@ -1,4 +1,5 @@
 import ArgumentParser
+import CLIVAAllocator
 import Foundation
 import LIVA
 import LIVAEngine
@@ -21,8 +22,10 @@ struct BenchSession: AsyncParsableCommand {
       every speech event goes through the Socket.IO packet codec and LIVA's decoder, as it
       would from a socket. Messages follow each other with half a second of idle between.
       Decodes run inline (on the tick's thread) so that they keep up with virtual time.
-      Budgets (--check): resident memory within ±5 % of its mean after the first 10 s, peak
-      resident memory <= 80 MiB, time to first frame <= 16 ms (one frame at 60 Hz).
+      Budgets (--check): resident memory within ±5 % of its mean after the first 10 s and
+      growing at most 3 MiB a minute over the second half (least-squares slope), and in
+      sessions of 3 minutes or more the C heap in use at most 0.5 MiB a minute; peak resident
+      memory <= 80 MiB, time to first frame <= 16 ms (one frame at 60 Hz).
       """)
 
   @Option(help: "Frame size of the sample avatar.")
@@ -82,7 +85,7 @@ struct BenchSession: AsyncParsableCommand {
     let store = try BaseFrameStore(
       root: clientRoot, memoryByteLimit: configuration.baseFrameBudget, videoCodec: videoCodec)
     let link = VirtualDisplayLink()
-    let audio = HeadlessAudioOutput()
+    let audio = HeadlessAudioOutput(keepsAudio: false)
     let player = LIVAPlayer(
       configuration: configuration, baseFrames: store, audio: audio,
       surface: CallbackSurface(retaining: 0) { _ in }, decodeScheduler: InlineDecodeScheduler())
@@ -124,6 +127,8 @@ struct BenchSession: AsyncParsableCommand {
           .init(
             time: now, residentMiB: ResidentMemory.currentMiB(),
             anonymousMiB: ResidentMemory.currentMiB(field: "RssAnon:"),
+            heapMiB: liva_heap_in_use_bytes() < 0
+              ? nil : Double(liva_heap_in_use_bytes()) / 1_048_576,
             baseFramesMiB: Double(store.statistics.memoryBytes) / 1_048_576,
             overlaysMiB: Double(player.overlays.statistics.bytes) / 1_048_576))
         nextSample += sampleEvery
@@ -169,7 +174,8 @@ struct BenchSession: AsyncParsableCommand {
       root: cache, memoryByteLimit: configuration.baseFrameBudget, videoCodec: videoCodec)
     let opened = ContinuousClock.now - created
     let player = LIVAPlayer(
-      configuration: configuration, baseFrames: store, audio: HeadlessAudioOutput(),
+      configuration: configuration, baseFrames: store,
+      audio: HeadlessAudioOutput(keepsAudio: false),
       surface: CallbackSurface(retaining: 0) { _ in }, createdAt: created)
     link.start { player.tick(now: $0) }
     defer { link.stop() }
@@ -271,6 +277,9 @@ struct BenchSessionResult: Codable {
     var residentMiB: Double
     /// Of it, anonymous (private) memory, in MiB: the heap and what the process wrote.
     var anonymousMiB: Double
+    /// The C heap in use then, in MiB (nil where the C library does not say): what the
+    /// process holds, without the freed memory the allocator keeps.
+    var heapMiB: Double?
     /// Decoded base frames held by the store, in MiB.
     var baseFramesMiB: Double
     /// Decoded overlay images held by the player, in MiB.
@@ -317,8 +326,55 @@ struct BenchSessionResult: Codable {
     return steady.map { abs($0 - mean) / mean }.max() ?? 0
   }
 
+  /// The trend of resident memory over the second half of the session (and after 10 s), in
+  /// MiB per minute: the least-squares slope of those samples. A session that holds what it
+  /// needs is flat; one that keeps something per message grows in every sample, however small
+  /// each step (a ±5 % band alone passes a leak of several MiB a minute).
+  var residentSlopeMiBPerMinute: Double { slope(\.residentMiB) }
+
+  /// The same trend for the C heap in use (nil where unknown): growth here is memory held;
+  /// growth of resident memory alone is the allocator keeping what was freed.
+  var heapSlopeMiBPerMinute: Double? {
+    samples.allSatisfy { $0.heapMiB != nil } ? slope { $0.heapMiB ?? 0 } : nil
+  }
+
+  private func slope(_ value: (Sample) -> Double) -> Double {
+    let start = max(10, duration / 2)
+    let points = samples.filter { $0.time >= start }.map { ($0.time / 60, value($0)) }
+    guard points.count >= 3 else { return 0 }
+    let n = Double(points.count)
+    let meanX = points.map(\.0).reduce(0, +) / n
+    let meanY = points.map(\.1).reduce(0, +) / n
+    let covariance = points.map { ($0.0 - meanX) * ($0.1 - meanY) }.reduce(0, +)
+    let variance = points.map { ($0.0 - meanX) * ($0.0 - meanX) }.reduce(0, +)
+    return variance > 0 ? covariance / variance : 0
+  }
+
+  /// The budget on ``residentSlopeMiBPerMinute``: wide, since glibc's arenas grow slowly
+  /// over a long session while the heap in use stays flat (measured over 240 s: resident
+  /// +1.0 to +1.5 MiB a minute, the heap in use -1 to 0); a leak of 7 MiB in 50 s is 8.4.
+  static let slopeBudgetMiBPerMinute = 3.0
+  /// The budget on ``heapSlopeMiBPerMinute``, for sessions of 3 minutes or more: what the
+  /// session holds must not grow (a player that kept each chunk's audio grew resident memory
+  /// by 1 MiB a minute over 4 minutes).
+  static let heapSlopeBudgetMiBPerMinute = 0.5
+
   var failures: [String] {
     var failures: [String] = []
+    if residentSlopeMiBPerMinute > Self.slopeBudgetMiBPerMinute {
+      failures.append(
+        String(
+          format: "RSS grows %.2f MiB a minute over the second half (budget %.1f)",
+          residentSlopeMiBPerMinute, Self.slopeBudgetMiBPerMinute))
+    }
+    // Over a minute the heap's trend is within the noise of the caches filling and emptying
+    // (-3 to -1 MiB a minute measured); over three minutes or more it is the trend.
+    if duration >= 180, let heap = heapSlopeMiBPerMinute, heap > Self.heapSlopeBudgetMiBPerMinute {
+      failures.append(
+        String(
+          format: "the C heap in use grows %.2f MiB a minute over the second half (budget %.1f)",
+          heap, Self.heapSlopeBudgetMiBPerMinute))
+    }
     if steadyDeviation > 0.05 {
       failures.append(
         String(format: "RSS moved %.1f %% after 10 s (budget 5 %%)", steadyDeviation * 100))
@@ -338,6 +394,7 @@ struct BenchSessionResult: Codable {
       messages             \(messages) over \(Int(duration)) s of virtual time
       resident (MiB)       \(series.joined(separator: ", "))
       after 10 s           within \(String(format: "%.1f", steadyDeviation * 100)) % of the mean (budget 5 %)
+      trend                \(String(format: "%+.2f", residentSlopeMiBPerMinute)) MiB a minute over the second half (budget \(String(format: "%.1f", Self.slopeBudgetMiBPerMinute))); C heap in use \(heapSlopeMiBPerMinute.map { String(format: "%+.2f", $0) } ?? "n/a") MiB a minute (budget \(String(format: "%.1f", Self.heapSlopeBudgetMiBPerMinute)) from 180 s), \(samples.last?.heapMiB.map { String(format: "%.1f", $0) } ?? "n/a") MiB at the end
       peak resident        \(String(format: "%.1f", peakMiB)) MiB (\(String(format: "%.1f", baselineMiB)) before the player; budget 80)
       at the end (MiB)     \(last.map { String(format: "%.1f resident, %.1f of it anonymous: base frames %.1f, overlays %.1f", $0.residentMiB, $0.anonymousMiB, $0.baseFramesMiB, $0.overlaysMiB) } ?? "no sample")
       time to first frame  median \(timeToFirstFrameMilliseconds.map { String(format: "%.1f ms", $0) } ?? "none") of \(timeToFirstFrameRuns.map { String(format: "%.1f", $0) }.joined(separator: ", ")) (warm cache; budget 16 ms), of which opening the store \(String(format: "%.1f ms", storeOpenMilliseconds))
