@@ -67,26 +67,38 @@ struct ClientDownloadTests {
   func incompleteIsRetried() async throws {
     // The first download, the idle loop's first half, leaves out its last frame.
     let server = try await Self.backend { $0.faults.incompleteDownloads = 1 }
-    // A retry is due on the display clock: the display ticks in real time here.
+    // A retry is due on the display clock, which moves only when the test ticks it: until
+    // then the retry cannot have been sent, whatever the machine's speed.
+    let link = VirtualDisplayLink()
     let client = try Self.client(
-      port: server.port, cacheRoot: Self.temporaryRoot(), displayLink: RealTimeDisplayLink(hz: 30))
+      port: server.port, cacheRoot: Self.temporaryRoot(), displayLink: link)
     let events = Events(client)
     await client.connect()
-    // The last animation asked for is in (within the retry's 1 s wait).
+    link.tick(at: 0)
+    // The last animation asked for is in, and the first one's download failed.
     let last = try AnimationName(parsing: "hi_1_e_idle_1_s")
     #expect(
       await until(client.changes) {
         events.downloadErrors == 1 && client.player.baseFrames.isAvailable(last)
       })
-    // While the retry waits, the download is still pending: nobody takes the avatar for loaded.
-    #expect(
-      client.pendingDownloads > 0 || client.player.baseFrames.isAvailable(.idleForward),
-      "a retry to come is a pending download")
-    #expect(
-      await until(client.changes) {
+    // While the retry waits, the download is pending and the idle loop not there: nobody takes
+    // the avatar for loaded.
+    #expect(!client.player.baseFrames.isAvailable(.idleForward))
+    #expect(client.pendingDownloads > 0, "a retry to come is a pending download")
+    #expect(client.state != .ready)
+    // Display time passes (the retry's 1 s): the animation is asked for again and comes whole.
+    var now = 0.0
+    var loaded = false
+    while !loaded && now < 30 {
+      now += 0.1
+      link.tick(at: now)
+      loaded = await client.changes.wait(timeout: .milliseconds(100)) {
         client.state == .ready && client.pendingDownloads == 0
           && client.player.baseFrames.isAvailable(.idleForward)
-      })
+      }
+    }
+    #expect(loaded, "not loaded after \(now) s of display time")
+    #expect(now >= 1, "retried after \(now) s of display time, before its 1 s wait")
     await client.disconnect()
     await server.stop()
   }
