@@ -41,6 +41,11 @@ import PngineKit
       help:
         "Generate hostile executors (modules written by the fuzzer that replay the corpus's scenes mutated, or misbehave) instead of mutating the corpus's PNGs."
     ) var executors = false
+    @Option(
+      help:
+        "Fail unless at least this fraction of the frames asked were rendered (a loader that refuses every input must not pass)."
+    )
+    var minimumRendered: Double = 0
     @Option(help: "Seconds one input may take before its child is killed and it counts as a hang.")
     var timeout: Double = 60
 
@@ -195,6 +200,12 @@ import PngineKit
         "seed \(seed): \(count) \(executors ? "generated executors" : "inputs"), \(count * frames) frames asked, \(framesRendered) rendered, \(crashes.count) aborts, \(hangs.count) hangs in \(String(format: "%.0f", elapsed)) s"
       )
       print("outcomes: " + summary.joined(separator: ", "))
+      let asked = count * frames
+      if Double(framesRendered) < minimumRendered * Double(asked) {
+        throw Failure(
+          description:
+            "\(framesRendered) of \(asked) frames rendered, under the floor of \(minimumRendered)")
+      }
       if !crashes.isEmpty || !hangs.isEmpty {
         throw Failure(
           description: "\(crashes.count) inputs aborted the process, \(hangs.count) hung: "
