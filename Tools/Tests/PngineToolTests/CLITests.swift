@@ -37,7 +37,10 @@ struct CLITests {
     let path = Fixtures.root.appendingPathComponent(
       "pngs/npm_vite-plugin-pngine___tests___fixtures_basic_shader.png"
     ).path
-    let status = try await Self.run(["run", path]).status
-    #expect(status != 0)
+    let run = try await runPngine(["run", path])
+    // A clean failure (not a signal) that names the error: the fixture's IDAT CRC is wrong.
+    #expect(!run.signalled, "killed by signal \(run.status)")
+    #expect(run.status == 1)
+    #expect(String(decoding: run.stderr, as: UTF8.self).contains("crcMismatch"))
   }
 }
