@@ -127,6 +127,24 @@ struct ImageCodecTests {
     }
   }
 
+  /// A lossless WebP made by another encoder from the formula below (raw RGBA through
+  /// `ffmpeg -f rawvideo -pix_fmt rgba -s 24x16 -i - -c:v libwebp -lossless 1`), so that the
+  /// decoder is checked against pixels known without it: a decoder that swapped channels or
+  /// dropped alpha would round-trip its own output but fail here.
+  @Test("a WebP written by another encoder decodes to the pixels it was made from")
+  func webPFromElsewhere() throws {
+    let image = try codec.decode(TestSupport.fixture("pattern-24x16-lossless.webp"))
+    #expect(image.width == 24 && image.height == 16)
+    var wrong: [String] = []
+    for y in 0..<16 {
+      for x in 0..<24 {
+        let want = RGBA(UInt8(x * 10), UInt8(y * 15), UInt8((x + y) * 5), UInt8(255 - x * 4))
+        if image[x, y] != want { wrong.append("(\(x), \(y)): \(image[x, y]), not \(want)") }
+      }
+    }
+    #expect(wrong.isEmpty, "\(wrong.count) pixels: \(wrong.prefix(3))")
+  }
+
   @Test(
     "corrupt bytes give an error or a valid image, never a crash", arguments: Variant.allCases)
   func corruptBytes(variant: Variant) throws {
