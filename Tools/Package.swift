@@ -114,6 +114,8 @@ let package = Package(
       name: "liva",
       dependencies: [
         "CLIVAAllocator", "LIVARecording", "LIVAServer", "SocketIOBench",
+        // For its Heap measure (bench-session's trend of the heap in use).
+        .product(name: "LIVATestSupport", package: "LIVA"),
         .product(name: "LIVA", package: "LIVA"), .product(name: "LIVAEngine", package: "LIVA"),
         .product(name: "LIVAMedia", package: "LIVA"),
         .product(name: "LIVAProtocol", package: "LIVA"),

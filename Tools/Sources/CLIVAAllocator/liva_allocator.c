@@ -14,12 +14,3 @@ int liva_fix_mmap_threshold(int bytes) {
   return 0;
 #endif
 }
-
-long long liva_heap_in_use_bytes(void) {
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
-  struct mallinfo2 info = mallinfo2();
-  return (long long)(info.uordblks + info.hblkhd);
-#else
-  return -1;
-#endif
-}

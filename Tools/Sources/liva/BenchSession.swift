@@ -1,5 +1,4 @@
 import ArgumentParser
-import CLIVAAllocator
 import Foundation
 import LIVA
 import LIVAEngine
@@ -7,6 +6,7 @@ import LIVAMedia
 import LIVAProtocol
 import LIVARecording
 import LIVAServer
+import LIVATestSupport
 import SocketIO
 
 /// `liva bench-session`: the SDK alone through a long speech session on a virtual clock, with
@@ -127,8 +127,7 @@ struct BenchSession: AsyncParsableCommand {
           .init(
             time: now, residentMiB: ResidentMemory.currentMiB(),
             anonymousMiB: ResidentMemory.currentMiB(field: "RssAnon:"),
-            heapMiB: liva_heap_in_use_bytes() < 0
-              ? nil : Double(liva_heap_in_use_bytes()) / 1_048_576,
+            heapMiB: Heap.allocatedBytes().map { Double($0) / 1_048_576 },
             baseFramesMiB: Double(store.statistics.memoryBytes) / 1_048_576,
             overlaysMiB: Double(player.overlays.statistics.bytes) / 1_048_576))
         nextSample += sampleEvery
