@@ -122,8 +122,8 @@ struct DeadLinkTests {
   )
   func slowLinkIsAlive() async throws {
     let received = Recorder<String>()
-    // On `go`: a small event, then a 240 KB one, written together; the link carries 48 KB/s,
-    // so the large one takes 5 s to arrive whole, and everything the server sends after it
+    // On `go`: a small event, then a 480 KB one, written together; the link carries 48 KB/s,
+    // so the large one takes 10 s to arrive whole, and everything the server sends after it
     // (the pong to the client's next ping) waits behind it.
     let server = try await LoopbackServer.start(
       SocketIOServerConfiguration(pingInterval: .seconds(25), pingTimeout: .seconds(60))
@@ -133,16 +133,17 @@ struct DeadLinkTests {
           await received.append(event.name)
           if event.name == "go" {
             socket.emit("small", ["a"])
-            socket.emit("large", [.string(String(repeating: "x", count: 240_000))])
+            socket.emit("large", [.string(String(repeating: "x", count: 480_000))])
           }
         }
       }
     }
     let link = try await FaultyLink.start(to: server.port, pace: 48_000)
     var configuration = testConfiguration(link.url)
-    // Less than half the large event's time on the link: a liveness measured by whole packets
-    // declares the link dead under it.
-    configuration.livenessTimeout = .seconds(2)
+    // Less than a third of the large event's time on the link: a liveness measured by whole
+    // packets declares the link dead under it. (Not shorter: other suites in this process share
+    // its event loops and pool, and have held them for a second or two.)
+    configuration.livenessTimeout = .seconds(3)
     let client = SocketIOClient(configuration: configuration)
     let statuses = Recorder<SocketIOStatus>()
     statuses.record(client.statusUpdates)
