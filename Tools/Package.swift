@@ -45,6 +45,7 @@ let package = Package(
     .library(name: "SocketIOServer", targets: ["SocketIOServer"]),
     .library(name: "LIVARecording", targets: ["LIVARecording"]),
     .library(name: "SocketIOBench", targets: ["SocketIOBench"]),
+    .library(name: "LIVABench", targets: ["LIVABench"]),
   ],
   dependencies: [
     .package(name: "LIVA", path: ".."),
@@ -107,13 +108,24 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ],
       packageAccess: false, swiftSettings: strict),
-    // demo, serve, record, avatar generate, bench-session, bench-socketio; with a C shim that
-    // tunes glibc's allocator for its process (see `Liva.tuneAllocator`).
+    // The scenarios of Benchmarks/'s budgeted engine and media benchmarks, and their budgets:
+    // for `liva bench-budgets` (CI's check) and Benchmarks/'s EngineBenchmarks and
+    // MediaBenchmarks.
+    .target(
+      name: "LIVABench",
+      dependencies: [
+        .product(name: "LIVAEngine", package: "LIVA"),
+        .product(name: "LIVAMedia", package: "LIVA"),
+        .product(name: "LIVAProtocol", package: "LIVA"),
+      ],
+      packageAccess: false, swiftSettings: strict),
+    // demo, serve, record, avatar generate, bench-session, bench-socketio, bench-budgets; with a
+    // C shim that tunes glibc's allocator for its process (see `Liva.tuneAllocator`).
     .target(name: "CLIVAAllocator"),
     .executableTarget(
       name: "liva",
       dependencies: [
-        "CLIVAAllocator", "LIVARecording", "LIVAServer", "SocketIOBench",
+        "CLIVAAllocator", "LIVABench", "LIVARecording", "LIVAServer", "SocketIOBench",
         // For its Heap measure (bench-session's trend of the heap in use).
         .product(name: "LIVATestSupport", package: "LIVA"),
         .product(name: "LIVA", package: "LIVA"), .product(name: "LIVAEngine", package: "LIVA"),

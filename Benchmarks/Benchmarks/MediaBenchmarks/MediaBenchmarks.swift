@@ -1,6 +1,4 @@
-// Benchmarks of LIVAMedia, with their budgets. Budgets are checked by reading the
-// p90 wall-clock numbers of a release run (they are not encoded as thresholds, which the
-// benchmark package uses for baseline-to-baseline deltas):
+// Benchmarks of LIVAMedia, with their budgets (p90 wall clock, release builds):
 //
 //   Media.WebPDecode.Sprite100x80        ≤ 0.3 ms
 //   Media.PNGDecode.Frame1280x768        (no budget; reported)
@@ -10,48 +8,36 @@
 //                                        while a pipeline decodes 60-image batches
 //   Media.Store.ImmediateReadDuringIngest  the same with OverlayImageStore.read(_:), which
 //                                        never waits for the store's lock
+//
+// The images and the compositor set-ups are Tools' LIVABench library (`MediaBenchFixtures`,
+// `CompositeBench`). CI checks the three budgets on them with `liva bench-budgets --check`
+// (scripts/bench-budgets), which needs no build of this package; they are not encoded here as
+// thresholds, which the benchmark package uses for baseline-to-baseline deltas.
 import Benchmark
 import Foundation
+import LIVABench
 import LIVAMedia
 import LIVAProtocol
-
-/// A deterministic image with smooth gradients and some texture, like an avatar frame.
-func sampleImage(width: Int, height: Int, seed: Int) -> RGBAImage {
-  var image = RGBAImage(width: width, height: height)
-  var noise = UInt32(truncatingIfNeeded: seed &* 2_654_435_761 | 1)
-  for y in 0..<height {
-    for x in 0..<width {
-      noise ^= noise << 13
-      noise ^= noise >> 17
-      noise ^= noise << 5
-      let jitter = Int(noise & 7)
-      image[x, y] = RGBA(
-        UInt8((x * 255 / width + jitter) & 255), UInt8((y * 255 / height + jitter) & 255),
-        UInt8((x + y + seed) & 255), 255)
-    }
-  }
-  return image
-}
 
 let benchmarks: @Sendable () -> Void = {
   Benchmark.defaultConfiguration = .init(
     metrics: [.wallClock, .mallocCountTotal], warmupIterations: 3,
     maxDuration: .seconds(3), maxIterations: 2_000)
 
-  let codec = SystemImageCodec()
-  let sprite = sampleImage(width: 100, height: 80, seed: 1)
-  let spriteWebP = try! codec.encode(sprite, as: .webp, quality: 80)
-  let frame = sampleImage(width: 1280, height: 768, seed: 2)
-  let framePNG = try! codec.encode(frame, as: .png)
+  let fixtures = try! MediaBenchFixtures()
+  let codec = fixtures.codec
+  let sprite = fixtures.sprite
+  let spriteWebP = fixtures.spriteWebP
+  let framePNG = try! codec.encode(fixtures.frame, as: .png)
 
   // Budget ≤ 0.3 ms.
   Benchmark("Media.WebPDecode.Sprite100x80") { benchmark in
     for _ in benchmark.scaledIterations {
-      blackHole(try! codec.decode(spriteWebP))
+      blackHole(try! fixtures.decodeSprite())
     }
   }
 
-  // No budget in the issue; a production base frame.
+  // No budget; a production base frame.
   Benchmark("Media.PNGDecode.Frame1280x768", configuration: .init(maxIterations: 200)) {
     benchmark in
     for _ in benchmark.scaledIterations {
@@ -59,29 +45,21 @@ let benchmarks: @Sendable () -> Void = {
     }
   }
 
-  let overlay = PlacedOverlay(image: sprite, rect: .at(x: 590, y: 420))
-  let moved = PlacedOverlay(image: sprite, rect: .at(x: 592, y: 421))
-
-  // Budget ≤ 2 ms: a new base frame every call (alternating keys), one feathered overlay.
+  // Budget ≤ 2 ms: a new base key every call (the base copied in full), one feathered overlay.
   Benchmark("Media.Composite.Full1280x768") { benchmark in
-    let compositor = Compositor(width: 1280, height: 768, featherWidth: 6)
-    var index = 0
+    let composite = CompositeBench(.full, fixtures: fixtures)
     benchmark.startMeasurement()
     for _ in benchmark.scaledIterations {
-      index += 1
-      blackHole(compositor.render(base: frame, baseKey: "f/\(index)", overlays: [overlay]))
+      blackHole(composite.render())
     }
   }
 
   // Budget ≤ 0.2 ms: the base is unchanged, only the overlay region is redrawn.
   Benchmark("Media.Composite.OverlayOnly1280x768") { benchmark in
-    let compositor = Compositor(width: 1280, height: 768, featherWidth: 6)
-    compositor.render(base: frame, baseKey: "f/0", overlays: [overlay])
-    var flip = false
+    let composite = CompositeBench(.overlayOnly, fixtures: fixtures)
     benchmark.startMeasurement()
     for _ in benchmark.scaledIterations {
-      flip.toggle()
-      blackHole(compositor.render(base: frame, baseKey: "f/0", overlays: [flip ? moved : overlay]))
+      blackHole(composite.render())
     }
   }
 
