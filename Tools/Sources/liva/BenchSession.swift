@@ -23,7 +23,7 @@ struct BenchSession: AsyncParsableCommand {
       would from a socket. Messages follow each other with half a second of idle between.
       Decodes run inline (on the tick's thread) so that they keep up with virtual time.
       Budgets (--check): resident memory within ±5 % of its mean after the first 10 s and
-      growing at most 3 MiB a minute over the second half (least-squares slope), and in
+      growing at most 4 MiB a minute over the second half (least-squares slope), and in
       sessions of 3 minutes or more the C heap in use at most 0.5 MiB a minute; peak resident
       memory <= 80 MiB, time to first frame <= 16 ms (one frame at 60 Hz).
       """)
@@ -351,8 +351,9 @@ struct BenchSessionResult: Codable {
 
   /// The budget on ``residentSlopeMiBPerMinute``: wide, since glibc's arenas grow slowly
   /// over a long session while the heap in use stays flat (measured over 240 s: resident
-  /// +1.0 to +1.5 MiB a minute, the heap in use -1 to 0); a leak of 7 MiB in 50 s is 8.4.
-  static let slopeBudgetMiBPerMinute = 3.0
+  /// +1.0 to +1.5 MiB a minute, the heap in use -1 to 0; over 60 s in CI, +1.1 to +2.4); a
+  /// leak of 7 MiB in 50 s is 8.4.
+  static let slopeBudgetMiBPerMinute = 4.0
   /// The budget on ``heapSlopeMiBPerMinute``, for sessions of 3 minutes or more: what the
   /// session holds must not grow (a player that kept each chunk's audio grew resident memory
   /// by 1 MiB a minute over 4 minutes).
