@@ -10,28 +10,6 @@ import Testing
 /// its code, nothing sent, and a text that was not sent is not left waiting for an answer.
 @Suite("Client errors the app sees")
 struct ClientErrorTests {
-  /// A transport whose emits fail.
-  final class FailingTransport: LIVATransport, @unchecked Sendable {
-    let events: SocketIOEvents
-    let statusUpdates: AsyncStream<SocketIOStatus>
-    private let statusFeed: AsyncStream<SocketIOStatus>.Continuation
-    let attempts = Locked(0)
-    var bytesReceived: Int { 0 }
-    var isStarted: Bool { true }
-
-    init() {
-      (events, _) = SocketIOEvents.makeStream()
-      (statusUpdates, statusFeed) = AsyncStream.makeStream()
-    }
-
-    func connect() async { statusFeed.yield(.connecting) }
-    func disconnect() async { statusFeed.yield(.disconnected(.clientDisconnect)) }
-    func emit(_ name: String, _ arguments: [JSONValue]) async throws {
-      attempts.withLock { $0 += 1 }
-      throw SocketIOError(.notConnected, "the link refused it")
-    }
-  }
-
   func configuration(
     serverURL: String = "http://backend", cacheRoot: URL? = nil,
     transport: (@Sendable () -> any LIVATransport)? = nil
@@ -76,11 +54,12 @@ struct ClientErrorTests {
 
   @Test("an emit the link refuses is a send error naming the event; the text is withdrawn")
   func failedEmit() async throws {
-    let transport = FailingTransport()
+    let transport = FakeTransport()
+    transport.emitError.withLock { $0 = SocketIOError(.notConnected, "the link refused it") }
     let client = try client(configuration(transport: { transport }))
     await client.connect()
     let e = await error { try await client.sendMessage("hello") }
-    #expect(transport.attempts.withLock { $0 } == 1)
+    #expect(transport.emitted.count == 1)
     #expect(e?.code == .send)
     #expect(e?.description.contains(Wire.Event.userMessage) == true, "\(String(describing: e))")
     #expect(client.protectedState.withLock { $0.core.answers.waiting.isEmpty })

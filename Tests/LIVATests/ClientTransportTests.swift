@@ -18,6 +18,8 @@ final class FakeTransport: LIVATransport {
     (false, [], 0))
   /// Signalled after every call of the client.
   let changes = ChangeFeed()
+  /// When set, every emit is recorded and then refused with this error (a link that fails).
+  let emitError = Locked<(any Error)?>(nil)
 
   init() {
     (events, feed) = SocketIOEvents.makeStream()
@@ -57,6 +59,7 @@ final class FakeTransport: LIVATransport {
     }
     state.withLock { $0.emitted.append(line) }
     changes.signal()
+    if let error = emitError.withLock({ $0 }) { throw error }
   }
 
   /// The link reports `status`.
