@@ -54,7 +54,10 @@ struct EnginePropertyTests {
     /// Message tag → when the inputs cut it (a newer message's chunk 0 or an interrupt came
     /// while it was the latest): its overlays must not be drawn after.
     var interruptedAt: [String: Double] = [:]
+    /// Every chunk the engine queued, with the plan the inputs gave it.
     var plans: [ChunkID: ChunkPlan] = [:]
+    /// Chunk → when the last of its images was made ready (nil: one never was).
+    var imagesReadyAt: [ChunkID: Double?] = [:]
     var finalMode: EngineMode = .waiting
     var finalMetrics = EngineMetrics()
 
@@ -97,13 +100,27 @@ struct EnginePropertyTests {
         let continuous =
           (a.animation == b.animation && abs(b.index - a.index) <= 1)
           || (pose(a) != nil && pose(a) == pose(b))
-        let skipped =
+        let passed =
           after.skippedOverlays + after.lateFrames + after.skippedBaseFrames
-          > before.skippedOverlays + before.lateFrames + before.skippedBaseFrames
+          - (before.skippedOverlays + before.lateFrames + before.skippedBaseFrames)
         let popped = after.pops > before.pops
-        if !continuous && !skipped && !popped {
-          problems.append(
-            "t=\(time): uncounted jump \(a.animation)#\(a.index) → \(b.animation)#\(b.index)")
+        if let chunk = b.chunk, chunk == a.chunk, let from = a.overlayIndex,
+          let to = b.overlayIndex
+        {
+          // Within one chunk the frames passed over are exactly the ones counted on that tick.
+          if to - from - 1 != passed {
+            problems.append(
+              "t=\(time): \(chunk) went from frame \(from) to \(to) with \(passed) counted passed")
+          }
+        } else if !continuous && !popped {
+          // Outside one chunk, a jump needs a counted pass-over, and within one animation no
+          // more frames than were counted.
+          let sameAnimationGap = a.animation == b.animation ? abs(b.index - a.index) - 1 : 0
+          if passed == 0 || sameAnimationGap > passed {
+            problems.append(
+              "t=\(time): uncounted jump \(a.animation)#\(a.index) → \(b.animation)#\(b.index) "
+                + "(\(passed) counted passed)")
+          }
         }
         if continuous && popped {
           problems.append("t=\(time): a pop counted on a continuous frame")
@@ -131,7 +148,60 @@ struct EnginePropertyTests {
           }
         }
       }
-      // 5. Each chunk's audio starts on the tick of its first overlay frame drawn.
+      // 5. Every speech frame drawn is the one its chunk's plan gives for that slot: the
+      //    planned base frame, with the planned mouth or without one (a counted mouthless slot);
+      //    a slot on a missing animation goes on with the animation on screen, mouthless.
+      for (time, frame, _) in draws {
+        guard let chunk = frame.chunk, let index = frame.overlayIndex else { continue }
+        guard let plan = plans[chunk], plan.frames.indices.contains(index) else {
+          problems.append("t=\(time): \(chunk) frame \(index) drawn with no such planned frame")
+          continue
+        }
+        let planned = plan.frames[index]
+        if counts[planned.animation.rawValue] == nil {
+          // Its animation is missing: the one on screen goes on, without the mouth.
+          if !frame.overlays.isEmpty {
+            problems.append("t=\(time): \(chunk)#\(index) on a missing animation has a mouth")
+          }
+          continue
+        }
+        if frame.animation != planned.animation || frame.index != planned.baseFrame {
+          problems.append(
+            "t=\(time): \(chunk)#\(index) drawn on \(frame.animation)#\(frame.index), "
+              + "planned \(planned.animation)#\(planned.baseFrame)")
+        }
+        if !frame.overlays.isEmpty && frame.overlays.map(\.key) != planned.layers.map(\.key) {
+          problems.append("t=\(time): \(chunk)#\(index) drew \(frame.overlays.map(\.key))")
+        }
+      }
+      // 6. Every chunk of a message the inputs never cut finishes once, with its whole plan
+      //    accounted for; with all its images ready before its first slot, none skipped.
+      var reports: [ChunkID: [ChunkReport]] = [:]
+      for entry in log {
+        for case .chunkFinished(let report) in entry.result.actions {
+          reports[report.id, default: []].append(report)
+        }
+      }
+      for (chunk, plan) in plans {
+        let tag = String(plan.frames[0].layers[0].key.split(separator: "/")[0])
+        guard interruptedAt[tag] == nil else { continue }
+        guard let found = reports[chunk], found.count == 1, let report = found.first else {
+          problems.append(
+            "\(chunk) of an uncut message finished \(reports[chunk]?.count ?? 0) times")
+          continue
+        }
+        if report.frames != plan.frames.count {
+          problems.append(
+            "\(chunk): report of \(report.frames) frames, planned \(plan.frames.count)")
+        }
+        let firstSlot = draws.first { $0.1.chunk == chunk }?.0
+        if let ready = imagesReadyAt[chunk] ?? nil, let first = firstSlot, ready < first,
+          plan.frames.allSatisfy({ counts[$0.animation.rawValue] != nil }), report.skipped != 0
+        {
+          problems.append("\(chunk): \(report.skipped) skipped with every image ready in time")
+        }
+      }
+      // 7. Each chunk's audio starts on the tick of its first overlay frame drawn.
       for entry in log {
         for case .startAudio(let id, let offset) in entry.result.actions {
           guard let frame = entry.result.plan.frame, frame.chunk == id,
@@ -148,7 +218,7 @@ struct EnginePropertyTests {
           }
         }
       }
-      // 6. The session ends in idle.
+      // 8. The session ends in idle.
       if finalMode != .idle { problems.append("ended in \(finalMode)") }
       return problems
     }
@@ -202,9 +272,17 @@ struct EnginePropertyTests {
         let arrival = max(lastArrival, t + Double(random.next(in: 0...600)) / 1000)
         lastArrival = arrival
         add(arrival, .chunk(tag: tag, plan: plan))
-        for frame in plan.frames where !random.chance(0.02) {
-          add(arrival + Double(random.next(in: -200...900)) / 1000, .ready(frame.layers[0].key))
+        var lastReady: Double? = arrival
+        for frame in plan.frames {
+          guard !random.chance(0.02) else {
+            lastReady = nil
+            continue
+          }
+          let ready = arrival + Double(random.next(in: -200...900)) / 1000
+          lastReady = lastReady.map { max($0, ready) }
+          add(ready, .ready(frame.layers[0].key))
         }
+        session.imagesReadyAt[ChunkID(message: MessageID(m), index: index)] = lastReady
         if random.chance(0.7) { add(arrival + 1, .complete(index)) }
         t = arrival + Double(size) / 30 * Double(random.next(in: 50...110)) / 100
         start += size
