@@ -52,8 +52,9 @@ public final class RealTimeDisplayLink: DisplayLink {
     return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
   }
 
-  /// Starts the ticking thread. A tick that is late (the handler ran long) is not repeated:
-  /// the next one is due one period after the late one.
+  /// Starts the ticking thread. Ticks are due on a fixed grid of periods from the first, as a
+  /// display's refresh is; when a handler runs long, the ticks it overran are skipped, not
+  /// delivered in a burst (``nextDue(after:now:period:)``).
   public func start(_ onTick: @escaping @Sendable (Double) -> Void) {
     let generation = running.withLock { value -> Int in
       value += 1
@@ -68,11 +69,20 @@ public final class RealTimeDisplayLink: DisplayLink {
         guard running.withLock({ $0 == generation }) else { return }
         let time = now
         onTick(time)
-        due = max(due + period, time)
+        due = Self.nextDue(after: due, now: now, period: period)
       }
     }
     thread.name = "LIVA display link"
     thread.start()
+  }
+
+  /// When the tick after the one due at `due` is due, read at `now` (once that tick's handler
+  /// returned): one period later, or, when that time has passed too, the first point of the
+  /// grid after `now`.
+  static func nextDue(after due: Double, now: Double, period: Double) -> Double {
+    let next = due + period
+    guard next < now else { return next }
+    return next + (((now - next) / period).rounded(.down) + 1) * period
   }
 
   /// Stops the thread after its current tick.
