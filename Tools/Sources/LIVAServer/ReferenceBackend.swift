@@ -122,6 +122,9 @@ public final class ReferenceBackend: Sendable {
     public var text: String
     /// The mouths (overlay frames) planned in each chunk, in chunk order.
     public var mouthsPerChunk: [Int]
+    /// The same mouths, each with its sprite and where it goes (``SpeechFrame``), in playback
+    /// order per chunk: what a recording's pictures are compared with.
+    public var framesPerChunk: [[SpeechFrame]]
     /// Whether every event of the speech was sent (false while streaming, or when a newer
     /// message or a disconnect cut it).
     public var streamedWhole: Bool
@@ -311,7 +314,8 @@ public final class ReferenceBackend: Sendable {
         let entry = spoken.withLockedValue { spoken -> Int in
           spoken.append(
             SpokenMessage(
-              text: text, mouthsPerChunk: plan.chunks.map(\.frames.count), streamedWhole: false))
+              text: text, mouthsPerChunk: plan.chunks.map(\.frames.count),
+              framesPerChunk: plan.chunks.map(\.frames), streamedWhole: false))
           return spoken.count - 1
         }
         let whole = try await stream(plan, toRoom: room, via: socket)

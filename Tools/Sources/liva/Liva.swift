@@ -192,7 +192,7 @@ struct Demo: AsyncParsableCommand {
       cacheServerIdentity: "liva-demo-sample-avatar", output: URL(fileURLWithPath: output),
       messages: sentences, greet: true, audioSkew: audioSkew,
       frameBudget: frameBudget.map { $0 << 20 }, playbackForms: !imagesOnly,
-      spokenMessages: { backend.spokenMessages }, logger: try log.logger("liva"))
+      spokenMessages: { backend.spokenMessages }, pack: pack, logger: try log.logger("liva"))
     try await runSession(session)
   }
 }

@@ -33,6 +33,9 @@ struct SessionOptions {
   /// The speech the backend planned, when it runs in this process (the demo): the report
   /// carries it, so that what was shown can be checked against what was sent.
   var spokenMessages: (@Sendable () -> [ReferenceBackend.SpokenMessage])?
+  /// The pack that backend speaks from (the demo): the mouths it sent for the messages it
+  /// streamed whole are written beside the video (`mouths/`, see ``writePlannedMouths``).
+  var pack: AvatarPack?
   /// Where the SDK logs (`--log-level`).
   var logger = Logger(label: "liva", factory: { _ in SwiftLogNoOpLogHandler() })
 }
@@ -170,12 +173,61 @@ func runSession(_ options: SessionOptions) async throws {
   if let spoken = options.spokenMessages?() {
     report.plannedMouthsPerChunk = spoken.filter(\.streamedWhole).map(\.mouthsPerChunk)
     report.messagesCutByBackend = spoken.count(where: { !$0.streamedWhole })
+    if let pack = options.pack {
+      try writePlannedMouths(
+        spoken.filter(\.streamedWhole), pack: pack,
+        to: options.output.appendingPathComponent("mouths"))
+    }
   }
   let encoder = JSONEncoder()
   encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
   try encoder.encode(report).write(to: options.output.appendingPathComponent("report.json"))
   progress("\nReport (\(options.output.appendingPathComponent("report.json").path)):")
   progress(report.summary)
+}
+
+/// What the backend sent of one planned mouth, as `mouths/plan.json` lists it.
+private struct PlannedMouth: Encodable {
+  /// The overlay id; the sprite's bytes are in `mouths/<overlay>`.
+  var overlay: String
+  /// Where the sprite goes on the base frame: `[x, y, width, height]`.
+  var rect: [Int]
+  /// The mouth shape (`X` is the mouth at rest).
+  var viseme: String
+}
+
+/// Writes the mouths the backend planned, so that the video's pictures can be checked against
+/// them without the recorder's own account of what it drew: `plan.json` (`{"messages": [[[
+/// PlannedMouth ]]]}`: per message streamed whole, per chunk, each mouth in playback order)
+/// and every sprite it names, the WebP bytes the backend sent, at `<overlay id>`.
+func writePlannedMouths(
+  _ messages: [ReferenceBackend.SpokenMessage], pack: AvatarPack, to directory: URL
+) throws {
+  let fileManager = FileManager.default
+  try? fileManager.removeItem(at: directory)
+  try fileManager.createDirectory(at: directory, withIntermediateDirectories: true)
+  var written = Set<String>()
+  var plan: [[[PlannedMouth]]] = []
+  for message in messages {
+    plan.append(
+      try message.framesPerChunk.map { frames in
+        try frames.map { frame in
+          if written.insert(frame.overlayID).inserted {
+            let url = directory.appendingPathComponent(frame.overlayID)
+            try fileManager.createDirectory(
+              at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try pack.overlayData(frame.animation, frame: frame.baseFrame, viseme: frame.viseme)
+              .write(to: url)
+          }
+          let rect = frame.rect
+          return PlannedMouth(
+            overlay: frame.overlayID, rect: [rect.x, rect.y, rect.width, rect.height],
+            viseme: frame.viseme.rawValue)
+        }
+      })
+  }
+  try JSONEncoder().encode(["messages": plan]).write(
+    to: directory.appendingPathComponent("plan.json"))
 }
 
 /// Writes the audio track's pieces and muxes the video with ffmpeg when it is installed;
