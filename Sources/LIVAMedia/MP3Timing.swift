@@ -150,7 +150,8 @@ public struct MP3Timing: Hashable, Sendable {
   // MARK: - Finding frames
 
   /// The first offset in `start..<end` holding a frame that is followed by another frame of
-  /// the same stream (or ends exactly at `end`): a lone 0xFF 0xFx in junk is not enough.
+  /// the same stream (or ends at `end`, or fewer than 4 bytes before it, too few for another
+  /// header): a lone 0xFF 0xFx in junk is not enough.
   private static func firstFrame(_ bytes: [UInt8], from start: Int, end: Int)
     -> (offset: Int, header: FrameHeader)?
   {
@@ -159,7 +160,9 @@ public struct MP3Timing: Hashable, Sendable {
     while offset + 4 <= searchLimit {
       if let header = FrameHeader(bytes, at: offset) {
         let next = offset + header.length
-        if next == end {
+        // The last frame, or the last whole one: the 1 to 3 bytes after it cannot hold the
+        // next header to confirm it, and are trailing bytes like any truncated last frame.
+        if next <= end, end - next < 4 {
           return (offset, header)
         }
         if next + 4 <= end, let following = FrameHeader(bytes, at: next),

@@ -121,6 +121,18 @@ struct MP3TimingTests {
   }
 
   @Test(
+    "one whole frame and the first bytes of the next: one frame and trailing bytes, whatever their count",
+    arguments: 0...5)
+  func wholeFrameThenPartOfTheNext(extra: Int) throws {
+    let format = MP3Synth.Format(
+      version: .mpeg1, rateIndex: 0, bitrateIndex: 9, mono: false, bytes: 417)
+    let data = MP3Synth.stream(format, frames: 2)
+    let timing = try MP3Timing(parsing: data.prefix(417 + extra))
+    #expect(timing.frameCount == 1)
+    #expect(timing.trailingBytes == extra)
+  }
+
+  @Test(
     "garbage is notMP3",
     arguments: [
       Data(), Data([0xFF]), Data([0xFF, 0xFB, 0x90, 0x00]), Data("hello, world".utf8),
@@ -142,11 +154,24 @@ struct MP3TimingTests {
       #expect(throws: LIVAMediaError.self) { try MP3Timing(parsing: Data(bytes)) }
     }
     let real = try TestSupport.fixture("mpeg2-22050-mono-7001.mp3")
+    var parsed = 0
+    var samples = 0
     for length in 0...real.count {
-      if let timing = try? MP3Timing(parsing: real.prefix(length)) {
-        #expect(timing.sampleCount >= 0 && timing.sampleCount <= 7001)
+      do {
+        let timing = try MP3Timing(parsing: real.prefix(length))
+        // Each longer prefix holds the same complete frames or more: never fewer samples.
+        #expect(timing.sampleCount >= samples && timing.sampleCount <= 7001, "\(length) bytes")
+        samples = timing.sampleCount
+        parsed += 1
+      } catch {
+        // Too short to hold one whole frame.
+        #expect(error.code == .notMP3, "\(length) bytes: \(error)")
+        #expect(parsed == 0, "\(length) bytes refused after a shorter prefix parsed")
       }
     }
+    // The whole file, the longest prefix, is 7001 samples.
+    #expect(samples == 7001)
+    #expect(parsed > real.count / 2)
   }
 }
 
