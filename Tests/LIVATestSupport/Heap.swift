@@ -2,6 +2,12 @@ import CLIVAHeap
 
 /// The C heap, measured, for tests that bound what hostile input may make the code hold.
 public enum Heap {
+  /// Whether the C library says what its heap holds (glibc 2.33 or newer: `mallinfo2`). Where
+  /// it does, ``allocatedBytes()`` and the growth of ``growth(attempts:budget:_:)`` are never
+  /// nil, and a test bounding memory must require the figure instead of skipping its bound;
+  /// elsewhere (Darwin, musl, older glibc) they are always nil.
+  public static let measures = liva_heap_measures() != 0
+
   /// Bytes the C heap holds now, over every arena (glibc's `mallinfo2`: in-use arena bytes
   /// plus separately mapped chunks); nil where the C library does not say.
   public static func allocatedBytes() -> Int? {

@@ -59,7 +59,14 @@ struct ShaderStructureTests {
     var shaders = 0
     for name in Fixtures.pngNames {
       let animation = PngineAnimation()
-      guard let report = try? animation.load(png: Fixtures.png(name)) else { continue }
+      let report: LoadReport
+      do {
+        report = try animation.load(png: Fixtures.png(name))
+      } catch {
+        // Negative fixtures are refused on purpose; every positive one must load.
+        #expect(!Fixtures.positive.contains(name), "\(name): \(error)")
+        continue
+      }
       for (index, decoded) in report.initOutput.buffer.commands.enumerated() {
         guard case .createShader = decoded.command,
           case .bytes(let wgsl)? = report.initOutput.blobs[index]

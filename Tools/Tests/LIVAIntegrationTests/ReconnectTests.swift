@@ -105,6 +105,8 @@ struct ReconnectTests {
     #expect(seen.dropFirst().dropLast().allSatisfy { $0 == .connecting })
     if case .error(let error) = seen.last {
       #expect(error.message.contains("10 consecutive"), "\(error)")
+    } else {
+      Issue.record("the last state is not an error: \(String(describing: seen.last))")
     }
 
     let server = try await Backend.start(port: port)

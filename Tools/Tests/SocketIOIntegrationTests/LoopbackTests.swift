@@ -125,7 +125,10 @@ struct LoopbackTests {
     #expect(received.map(\.arguments) == [["first"], ["second", .binary([9, 9])]])
     #expect(isConnected(await client.status))
     // Kept until the CONNECT ack, they carry the sid it gave.
-    guard case .connected(let sid) = await client.status else { return }
+    guard case .connected(let sid) = await client.status else {
+      Issue.record("not connected: \(await client.status)")
+      return
+    }
     #expect(received.allSatisfy { $0.sid == sid } && !sid.isEmpty)
     // The room joined in the connect handler works.
     loopback.server.emit("to-room", ["hi"], toRoom: "room-x")

@@ -75,7 +75,11 @@ struct EngineIOChannelHandlerTests {
     try channel.writeInbound(frame(#"42["b"]"#))
     let out = try packets(channel)
     #expect(out.count == 1)
-    if case .socket(let packet, _)? = out.first { #expect(packet.eventName == "b") }
+    if case .socket(let packet, _)? = out.first {
+      #expect(packet.eventName == "b")
+    } else {
+      Issue.record("no socket packet: \(out)")
+    }
     #expect(channel.isActive)
   }
 
