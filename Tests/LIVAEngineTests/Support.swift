@@ -1,5 +1,6 @@
 import LIVAEngine
 import LIVAProtocol
+import Testing
 
 func name(_ text: String) -> AnimationName { try! AnimationName(parsing: text) }
 
@@ -85,9 +86,19 @@ struct Driver {
     return result
   }
 
-  /// Ticks at `hz` until `end` (inclusive of the last tick not after it).
-  mutating func run(until end: Double, hz: Double = 60, audio: ((Double) -> AudioClock?)? = nil) {
+  /// Ticks at `hz` until `end` (inclusive of the last tick not after it). A run that would
+  /// tick nothing (`end` not past the last tick) is a test meaning to advance time and not
+  /// doing so: an issue.
+  mutating func run(
+    until end: Double, hz: Double = 60, audio: ((Double) -> AudioClock?)? = nil,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) {
     var k = (now * hz).rounded(.down) + 1
+    if k / hz > end + 1e-9 {
+      Issue.record(
+        "run(until: \(end)) ticks nothing: the last tick was at \(now)",
+        sourceLocation: sourceLocation)
+    }
     while k / hz <= end + 1e-9 {
       tick(at: k / hz, audio: audio?(k / hz))
       k += 1
@@ -144,8 +155,17 @@ extension EngineAction {
 extension Driver {
   /// Ticks at `hz` until `end` while simulating an audio output: a chunk's audio starts when the
   /// engine says so and runs at `1 + skew` times real time; its position is fed back each tick.
-  mutating func runWithAudio(until end: Double, skew: Double, hz: Double = 60) {
+  /// Like ``run(until:hz:audio:sourceLocation:)``, a run that would tick nothing is an issue.
+  mutating func runWithAudio(
+    until end: Double, skew: Double, hz: Double = 60,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) {
     var k = (now * hz).rounded(.down) + 1
+    if k / hz > end + 1e-9 {
+      Issue.record(
+        "runWithAudio(until: \(end)) ticks nothing: the last tick was at \(now)",
+        sourceLocation: sourceLocation)
+    }
     while k / hz <= end + 1e-9 {
       let t = k / hz
       let clock = audioPlaying.map {
