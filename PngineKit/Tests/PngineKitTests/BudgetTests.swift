@@ -89,18 +89,65 @@ enum CommandBytes {
 
   // MARK: Host bytes copied (route 4)
 
-  @Test("the defaults")
-  func defaults() {
-    let budgets = FrameBudgets()
-    #expect(budgets.maxCopiedBytesPerFrame == 64 << 20)
-    #expect(budgets.maxDrawsPerFrame == 10_000)
-    #expect(budgets.maxDispatchesPerFrame == 10_000)
-    #expect(budgets.maxVerticesPerDraw == 1 << 24 && budgets.maxVerticesPerFrame == 1 << 26)
-    #expect(budgets.maxWorkgroupsPerDispatch == 1 << 20)
-    #expect(budgets.maxWorkgroupsPerFrame == 1 << 22)
-    #expect(PngineConfiguration().budgets == budgets)
-    #expect(RuntimeLimits().fuelPerFrame == 2_000_000)
-    #expect(RuntimeLimits().maxMemoryPages == 1024)
+  // Each FrameBudgets default is pinned by a test that reaches it with `FrameBudgets()`:
+  // copied bytes by copiedBytesDefault, draws and dispatches by countsDefault, vertices and
+  // workgroups (per command and per frame) by gpuWork. What is left is that a configuration
+  // left alone brings those budgets, and the runtime limits' defaults.
+
+  @Test("a configuration left alone brings the default budgets: the 10,001st draw stops a frame")
+  func defaultConfigurationBudgets() throws {
+    func frame(_ n: Int) -> [UInt8] {
+      Self.passFrame(Array(repeating: CommandBytes.draw, count: n))
+    }
+    func loaded(_ draws: Int) throws -> PngineAnimation {
+      let animation = PngineAnimation(configuration: PngineConfiguration())
+      try animation.load(
+        payload: try CommandBytes.executor(init: CommandBytes.buffer([]), frame: frame(draws)))
+      return animation
+    }
+    _ = try loaded(10_000).frame(time: 0, width: 1, height: 1)
+    let over = try loaded(10_001)
+    let e = #expect(throws: PngineError.self) { try over.frame(time: 0, width: 1, height: 1) }
+    #expect(e?.code == .budgetExceeded)
+    #expect(e?.message.contains("budget of 10000 draws per frame") == true, "\(e?.message ?? "")")
+  }
+
+  @Test("by default an executor's memory grows to 1024 pages (64 MiB), not one page more")
+  func defaultMemoryPages() throws {
+    // frame returns memory.size after the grow; the executor starts with 2 pages.
+    func size(growingBy pages: Int) throws -> UInt32 {
+      let payload = try TestExecutors.payload(
+        Parts(frameBody: "(drop (memory.grow (i32.const \(pages)))) memory.size"))
+      return try animation(payload).frameRaw(time: 0, width: 1, height: 1).status
+    }
+    #expect(try size(growingBy: 1022) == 1024)
+    #expect(try size(growingBy: 1023) == 2)
+  }
+
+  @Test("the default fuel is ten times a budget of 200,000: the spins that fit scale with it")
+  func defaultFuel() throws {
+    let payload = try TestExecutors.payload(Self.spinning)
+    func fits(_ spins: UInt32, _ limits: RuntimeLimits) throws -> Bool {
+      do {
+        _ = try animation(payload, limits: limits).frame(time: 0, width: spins, height: 0)
+        return true
+      } catch {
+        #expect((error as? PngineError)?.code == .outOfFuel, "\(error)")
+        return false
+      }
+    }
+    // The most spins a budget of 200,000 allows, by bisection.
+    let small = RuntimeLimits(fuelPerFrame: 200_000)
+    var low: UInt32 = 0
+    var high: UInt32 = 200_000
+    while low < high {
+      let mid = (low + high + 1) / 2
+      if try fits(mid, small) { low = mid } else { high = mid - 1 }
+    }
+    #expect(low > 1000)
+    // The default of 2,000,000: within 5% of ten times as many.
+    #expect(try fits(low * 10 * 95 / 100, RuntimeLimits()))
+    #expect(try !fits(low * 10 * 105 / 100, RuntimeLimits()))
   }
 
   @Test("write_buffers each pointing at the whole memory stop at the default 64 MiB, uncopied")
