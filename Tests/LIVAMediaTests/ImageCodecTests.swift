@@ -101,16 +101,25 @@ struct ImageCodecTests {
   }
 
   @Test(
-    "every prefix of a valid file is an error or a valid image", arguments: Variant.allCases)
+    "every prefix of a valid file is a typed error, or (a PNG short of its end chunk) the image",
+    arguments: Variant.allCases)
   func everyPrefix(variant: Variant) throws {
     let data = try variant.data(codec)
+    let whole = try variant.checkedDecode(codec, data)
     var errors = 0
     for length in 0..<data.count {
       do {
         let image = try codec.decode(data.prefix(length))
-        #expect(image.byteCount == image.width * image.height * 4)
-      } catch {
+        // Only the end can be missing: what decodes is the whole picture.
+        #expect(image == whole, "\(length) of \(data.count) bytes")
+      } catch let error as LIVAMediaError {
         errors += 1
+        // Too short to recognise is unsupported; recognised but cut short is truncated.
+        let expected: LIVAMediaError.Code =
+          ImageFormat(sniffing: data.prefix(length)) == nil ? .unsupportedFormat : .truncatedData
+        #expect(error.code == expected, "\(length) of \(data.count) bytes: \(error)")
+      } catch {
+        Issue.record("\(length) of \(data.count) bytes: untyped \(error)")
       }
     }
     // Cutting off the end must be noticed at least for most prefixes.
@@ -146,9 +155,11 @@ struct ImageCodecTests {
   }
 
   @Test(
-    "corrupt bytes give an error or a valid image, never a crash", arguments: Variant.allCases)
+    "corrupt bytes give a typed error or an image; a PNG that decodes is the original",
+    arguments: Variant.allCases)
   func corruptBytes(variant: Variant) throws {
     let data = try variant.data(codec)
+    let whole = try variant.checkedDecode(codec, data)
     var generator = SplitMix64(seed: RunSeed.seeds(1)[0] ^ 0x5EED)
     var errors = 0
     for round in 0..<300 {
@@ -161,8 +172,19 @@ struct ImageCodecTests {
       do {
         let image = try codec.decode(Data(bytes))
         #expect(image.byteCount == image.width * image.height * 4)
-      } catch {
+        if variant == .png {
+          // Every chunk but the end one is under a CRC: damage the decoder accepted lay
+          // where it does not read, so the pixels are the original's.
+          #expect(image == whole, "round \(round)")
+        }
+      } catch let error as LIVAMediaError {
         errors += 1
+        // Damaged dimensions may ask for too many pixels; all else is damage or a cut.
+        #expect(
+          [.corruptData, .truncatedData, .imageTooLarge].contains(error.code),
+          "round \(round): \(error)")
+      } catch {
+        Issue.record("round \(round): untyped \(error)")
       }
     }
     if variant == .png || variant == .webpLossless {
@@ -212,5 +234,37 @@ enum Variant: String, CaseIterable, Sendable {
     case .webpLossy: return try codec.encode(image, as: .webp, quality: 75)
     case .jpeg: return try TestSupport.fixture("gradient-24x16.jpg")
     }
+  }
+
+  /// `data` (this variant's whole file) decoded, checked against the pixels it was made
+  /// from: exactly for the lossless formats (alpha-0 colour aside for WebP), within a mean
+  /// error of 12 a channel for lossy WebP, and the fixture's gradient for JPEG. A decoder
+  /// returning zeros or swapped channels fails here.
+  func checkedDecode(_ codec: SystemImageCodec, _ data: Data) throws -> RGBAImage {
+    let image = try codec.decode(data)
+    let source = TestSupport.pattern(width: 20, height: 12)
+    switch self {
+    case .png:
+      #expect(image == source)
+    case .webpLossless:
+      #expect(TestSupport.clearingInvisible(image) == TestSupport.clearingInvisible(source))
+    case .webpLossy:
+      #expect(image.width == 20 && image.height == 12)
+      let total = zip(image.pixels, source.pixels).reduce(0) { $0 + abs(Int($1.0) - Int($1.1)) }
+      #expect(total <= 12 * source.pixels.count, "mean error \(total / source.pixels.count)")
+    case .jpeg:
+      #expect(image.width == 24 && image.height == 16)
+      var worst = 0
+      for y in 0..<image.height {
+        for x in 0..<image.width {
+          let p = image[x, y]
+          worst = max(
+            worst, abs(Int(p.r) - x * 10), abs(Int(p.g) - y * 15), abs(Int(p.b) - 128),
+            255 - Int(p.a))
+        }
+      }
+      #expect(worst <= 12)
+    }
+    return image
   }
 }
