@@ -73,6 +73,8 @@ let package = Package(
     // Helpers of this repository's test suites (a seeded generator, run seeds, a child
     // process, required tools), shared with Tools/'s suites; not for apps.
     .library(name: "LIVATestSupport", targets: ["LIVATestSupport"]),
+    // The package's one lock type (`package` access), shared with Tools/; not for apps.
+    .library(name: "Locking", targets: ["Locking"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -83,6 +85,8 @@ let package = Package(
   targets: [
     // The one value type of the wire (JSON with binary), shared by SocketIO and LIVAProtocol.
     .target(name: "JSONWire", swiftSettings: strict),
+    // The one lock type of the package's modules (not a product).
+    .target(name: "Locking", swiftSettings: strict),
     .target(name: "LIVAProtocol", dependencies: ["JSONWire"], swiftSettings: strict),
     .target(name: "LIVAEngine", dependencies: ["LIVAProtocol"], swiftSettings: strict),
     // libpng through pkg-config (Linux only; Apple platforms decode with ImageIO).
@@ -95,7 +99,8 @@ let package = Package(
     .target(
       name: "LIVAMedia",
       dependencies: [
-        "LIVAProtocol", .target(name: "CLibPNG", condition: .when(platforms: [.linux])),
+        "LIVAProtocol", "Locking",
+        .target(name: "CLibPNG", condition: .when(platforms: [.linux])),
         .target(name: "CLIVAJPEG", condition: .when(platforms: [.linux])),
       ] + (videoForm ? [.target(name: "CLIVAVideo", condition: .when(platforms: [.linux]))] : []),
       swiftSettings: strict),
@@ -104,7 +109,7 @@ let package = Package(
     .target(
       name: "SocketIO",
       dependencies: [
-        "JSONWire",
+        "JSONWire", "Locking",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -125,13 +130,15 @@ let package = Package(
       name: "LIVAProtocolTests", dependencies: ["LIVAProtocol", "LIVATestSupport"],
       swiftSettings: strict),
     .testTarget(
-      name: "LIVAMediaTests", dependencies: ["LIVAMedia", "LIVAProtocol", "LIVATestSupport"],
+      name: "LIVAMediaTests",
+      dependencies: ["LIVAMedia", "LIVAProtocol", "LIVATestSupport", "Locking"],
       exclude: ["Fixtures"], swiftSettings: strict),
     .testTarget(
       name: "LIVAEngineTests", dependencies: ["LIVAEngine", "LIVAProtocol", "LIVATestSupport"],
       swiftSettings: strict),
     .target(
-      name: "LIVATestSupport", dependencies: ["CLIVAHeap"], path: "Tests/LIVATestSupport",
+      name: "LIVATestSupport", dependencies: ["CLIVAHeap", "Locking"],
+      path: "Tests/LIVATestSupport",
       swiftSettings: strict),
     .target(name: "CLIVAHeap", path: "Tests/CLIVAHeap"),
   ],
@@ -143,7 +150,7 @@ package.targets += [
   .target(
     name: "LIVA",
     dependencies: [
-      "LIVAEngine", "LIVAMedia", "LIVAPlatform", "LIVAProtocol", "SocketIO",
+      "LIVAEngine", "LIVAMedia", "LIVAPlatform", "LIVAProtocol", "Locking", "SocketIO",
       .product(name: "Logging", package: "swift-log"),
       .product(name: "NIOSSL", package: "swift-nio-ssl"),
     ],
@@ -152,7 +159,7 @@ package.targets += [
     name: "LIVATests",
     dependencies: [
       "LIVA", "LIVAEngine", "LIVAMedia", "LIVAPlatform", "LIVAProtocol", "LIVATestSupport",
-      "SocketIO",
+      "Locking", "SocketIO",
     ],
     swiftSettings: strict),
 ]
@@ -176,7 +183,7 @@ package.targets += [
   // AVAudioEngine, the audio session and the notifications, over LIVAPlatform's decisions.
   .target(
     name: "LIVAKit",
-    dependencies: ["LIVA", "LIVAEngine", "LIVAMedia", "LIVAPlatform", "LIVAProtocol"],
+    dependencies: ["LIVA", "LIVAEngine", "LIVAMedia", "LIVAPlatform", "LIVAProtocol", "Locking"],
     swiftSettings: strict),
 ]
 
@@ -187,7 +194,7 @@ package.targets += [
   .target(
     name: "PngineKit",
     dependencies: [
-      "CZlib", "PlaybackLifecycle",
+      "CZlib", "Locking", "PlaybackLifecycle",
       .product(name: "WasmKit", package: "WasmKit"),
       .product(name: "WasmParser", package: "WasmKit"),
       .product(name: "Logging", package: "swift-log"),
@@ -200,7 +207,7 @@ package.targets += [
   .testTarget(
     name: "PngineKitTests",
     dependencies: [
-      "PngineKit", "PngineTestSupport", "LIVATestSupport", "CZlib",
+      "PngineKit", "PngineTestSupport", "LIVATestSupport", "CZlib", "Locking",
       .product(name: "WAT", package: "WasmKit"),
       .product(name: "Logging", package: "swift-log"),
     ],
@@ -222,17 +229,18 @@ if webGPU {
     .target(
       name: "PngineWebGPU",
       dependencies: [
-        "PngineKit", "CWGPU", "CPngineWGPU", .product(name: "Logging", package: "swift-log"),
+        "PngineKit", "CWGPU", "CPngineWGPU", "Locking",
+        .product(name: "Logging", package: "swift-log"),
       ],
       path: "PngineKit/Sources/PngineWebGPU"),
     // Apple only (its files are compiled out elsewhere): PngineView (SwiftUI), PngineUIView.
     .target(
-      name: "PngineKitUI", dependencies: ["PngineKit", "PngineWebGPU"],
+      name: "PngineKitUI", dependencies: ["PngineKit", "PngineWebGPU", "Locking"],
       path: "PngineKit/Sources/PngineKitUI"),
     .testTarget(
       name: "PngineWebGPUTests",
       dependencies: [
-        "PngineWebGPU", "PngineKit", "PngineTestSupport", "LIVATestSupport",
+        "PngineWebGPU", "PngineKit", "PngineTestSupport", "LIVATestSupport", "Locking",
         .product(name: "WAT", package: "WasmKit"),
       ],
       path: "PngineKit/Tests/PngineWebGPUTests",

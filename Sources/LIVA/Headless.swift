@@ -2,6 +2,7 @@ import Foundation
 import LIVAEngine
 import LIVAMedia
 import LIVAProtocol
+import Locking
 
 /// A display link on a virtual clock: ticks happen only when the owner calls ``tick(at:)``
 /// or ``run(from:to:hz:)``. For tests and offline rendering.

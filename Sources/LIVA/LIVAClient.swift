@@ -2,6 +2,7 @@ import Foundation
 import LIVAEngine
 import LIVAMedia
 import LIVAProtocol
+import Locking
 import Logging
 import SocketIO
 

@@ -3,6 +3,7 @@ import LIVAEngine
 import LIVAMedia
 import LIVAPlatform
 import LIVAProtocol
+import Locking
 import Logging
 
 /// The playback pipeline, independent of the transport: LIVA events in, frames and audio out.

@@ -6,6 +6,7 @@
   import LIVAMedia
   import LIVAPlatform
   import LIVAProtocol
+  import Locking
   import QuartzCore
 
   /// A ``LIVA/AudioOutput`` on AVAudioEngine: each chunk's MP3 is decoded to PCM and scheduled
@@ -19,7 +20,7 @@
     private var engine = AVAudioEngine()
     private var player = AVAudioPlayerNode()
     private var observer: (any NSObjectProtocol)?
-    private let lock = NSLock()
+    private let lock = Locked()
     private var timeline: AudioTimeline
     private var buffers: [ChunkID: AVAudioPCMBuffer] = [:]
     private let format: AVAudioFormat

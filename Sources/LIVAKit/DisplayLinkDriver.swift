@@ -2,6 +2,7 @@
   import Foundation
   import LIVA
   import LIVAPlatform
+  import Locking
   import QuartzCore
 
   /// A ``LIVA/DisplayLink`` over `CADisplayLink`, ticking on a thread of its own (compositing
@@ -13,7 +14,7 @@
   public final class DisplayLinkDriver: DisplayLink, @unchecked Sendable {
     // @unchecked: `link`, `thread` and `onTick` are touched under `lock` only, or on the
     // link's own thread after `start` set them.
-    private let lock = NSLock()
+    private let lock = Locked()
     private var link: CADisplayLink?
     private var thread: Thread?
     private var onTick: (@Sendable (Double) -> Void)?

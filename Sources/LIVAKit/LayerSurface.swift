@@ -3,6 +3,7 @@
   import Foundation
   import LIVA
   import LIVAPlatform
+  import Locking
   import QuartzCore
 
   /// A ``LIVA/RenderSurface`` that shows frames as a layer's contents: each frame becomes a
@@ -13,7 +14,7 @@
   public final class LayerSurface: RenderSurface, @unchecked Sendable {
     // @unchecked: `layer` is only touched on the main thread; `mailbox` under `lock`.
     private let layer: CALayer
-    private let lock = NSLock()
+    private let lock = Locked()
     private var mailbox = LatestWins<CGImage>()
 
     /// Frames replaced by a newer one before the main thread showed them.

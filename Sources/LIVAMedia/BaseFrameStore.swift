@@ -1,5 +1,6 @@
 import Foundation
 import LIVAProtocol
+import Locking
 
 #if canImport(Glibc)
   import Glibc

@@ -1,3 +1,5 @@
+import Locking
+
 /// A signal that something observable changed, for waiting on state that other threads change
 /// (downloads settled, decode workers idle, counters) without polling.
 ///

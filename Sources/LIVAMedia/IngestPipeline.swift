@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import LIVAProtocol
+import Locking
 
 /// One encoded overlay image from a `receive_frame_images_batch` (or a per-image event).
 public struct EncodedOverlay: Sendable, Hashable {

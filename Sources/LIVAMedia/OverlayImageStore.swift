@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 
 /// Decoded overlay images keyed by overlay id (the protocol's content key,
 /// `"{animation}/{sprite frame}/{sheet}"`), bounded by bytes.

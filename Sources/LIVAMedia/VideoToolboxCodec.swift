@@ -3,6 +3,7 @@
   import CoreMedia
   import CoreVideo
   import Foundation
+  import Locking
   import VideoToolbox
 
   /// Apple platforms: H.264 through VideoToolbox, the hardware encoder and decoder of every

@@ -1,4 +1,4 @@
-import NIOConcurrencyHelpers
+import Locking
 import NIOCore
 
 /// A running count of the bytes a client has read from the network, over all its connections
@@ -6,13 +6,13 @@ import NIOCore
 /// WebSocket message or Socket.IO packet is complete: a 125 KB packet on a 20 KB/s link is six
 /// seconds of reads and one packet, and the count shows the link delivering all along.
 final class InboundByteMeter: Sendable {
-  private let count = NIOLockedValueBox(0)
+  private let count = Locked(0)
 
   /// The bytes read so far.
-  var total: Int { count.withLockedValue { $0 } }
+  var total: Int { count.withLock { $0 } }
 
   /// Adds `bytes` read now.
-  func add(_ bytes: Int) { count.withLockedValue { $0 &+= bytes } }
+  func add(_ bytes: Int) { count.withLock { $0 &+= bytes } }
 }
 
 /// The first handler of a client's channel: counts what the socket read into an

@@ -1,4 +1,4 @@
-import NIOConcurrencyHelpers
+import Locking
 import NIOCore
 
 /// The events a ``SocketIOClient`` received and the application has not taken yet, bounded in
@@ -44,19 +44,19 @@ final class SocketIOEventQueue: Sendable {
 
   /// Bytes of events held before the reader waits for room.
   let budget: Int
-  private let state = NIOLockedValueBox(State())
+  private let state = Locked(State())
 
   init(budget: Int) { self.budget = max(1, budget) }
 
   /// Bytes of the events held (as they came on the wire).
-  var bytes: Int { state.withLockedValue { $0.bytes } }
+  var bytes: Int { state.withLock { $0.bytes } }
 
   /// Whether the queue holds less than its budget: the reader may go on.
-  var hasRoom: Bool { state.withLockedValue { $0.bytes < budget || $0.finished } }
+  var hasRoom: Bool { state.withLock { $0.bytes < budget || $0.finished } }
 
   /// Adds an event of `bytes` wire bytes (dropped once the queue is finished).
   func put(_ event: SocketIOEvent, bytes: Int) {
-    let taker = state.withLockedValue { state -> CheckedContinuation<SocketIOEvent?, Never>? in
+    let taker = state.withLock { state -> CheckedContinuation<SocketIOEvent?, Never>? in
       guard !state.finished else { return nil }
       if let taker = state.taker {
         state.taker = nil
@@ -71,7 +71,7 @@ final class SocketIOEventQueue: Sendable {
 
   /// Takes the oldest event, waiting for one; nil once finished or cancelled.
   func take() async -> SocketIOEvent? {
-    let (event, room) = state.withLockedValue { state in
+    let (event, room) = state.withLock { state in
       let event = state.pop()
       return (event, event != nil ? wakeable(&state) : [])
     }
@@ -79,7 +79,7 @@ final class SocketIOEventQueue: Sendable {
     if let event { return event }
     return await withTaskCancellationHandler {
       await withCheckedContinuation { continuation in
-        let answer = state.withLockedValue { state -> SocketIOEvent?? in
+        let answer = state.withLock { state -> SocketIOEvent?? in
           if let event = state.pop() { return .some(event) }
           if state.finished || Task.isCancelled { return .some(nil) }
           state.taker = continuation
@@ -88,7 +88,7 @@ final class SocketIOEventQueue: Sendable {
         if let answer { continuation.resume(returning: answer) }
       }
     } onCancel: {
-      state.withLockedValue { state in
+      state.withLock { state in
         defer { state.taker = nil }
         return state.taker
       }?.resume(returning: nil)
@@ -97,13 +97,13 @@ final class SocketIOEventQueue: Sendable {
 
   /// Waits until the queue has room (or is finished, or the waiting task is cancelled).
   func waitForRoom() async {
-    let id = state.withLockedValue { state in
+    let id = state.withLock { state in
       defer { state.nextWaiter += 1 }
       return state.nextWaiter
     }
     await withTaskCancellationHandler {
       await withCheckedContinuation { continuation in
-        let ready = state.withLockedValue { state -> Bool in
+        let ready = state.withLock { state -> Bool in
           if state.bytes < budget || state.finished || Task.isCancelled { return true }
           state.roomWaiters[id] = continuation
           return false
@@ -111,14 +111,14 @@ final class SocketIOEventQueue: Sendable {
         if ready { continuation.resume() }
       }
     } onCancel: {
-      state.withLockedValue { $0.roomWaiters.removeValue(forKey: id) }?.resume()
+      state.withLock { $0.roomWaiters.removeValue(forKey: id) }?.resume()
     }
   }
 
   /// Ends the queue: the taker gets nil once the events held are taken, later events are
   /// dropped, and nothing waits for room any more.
   func finish() {
-    let (taker, waiters) = state.withLockedValue { state in
+    let (taker, waiters) = state.withLock { state in
       state.finished = true
       let taker = state.items.isEmpty ? state.taker : nil
       if taker != nil { state.taker = nil }

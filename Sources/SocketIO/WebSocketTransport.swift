@@ -1,5 +1,5 @@
+import Locking
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -178,7 +178,7 @@ enum WebSocketTransport {
 /// The channel being opened, shared between the connect call and its cancellation handler and
 /// deadline.
 private final class OpeningChannel: @unchecked Sendable {
-  private let lock = NIOLock()
+  private let lock = Locked()
   private var channel: (any NIOCore.Channel)?
   private var closeRequested = false
   private var expired = false

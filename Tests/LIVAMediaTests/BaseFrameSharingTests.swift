@@ -1,5 +1,6 @@
 import Foundation
 import LIVAProtocol
+import Locking
 import Testing
 
 @testable import LIVAMedia

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import LIVAProtocol
+import Locking
 import Testing
 
 @testable import LIVAMedia

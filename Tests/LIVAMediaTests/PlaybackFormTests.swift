@@ -1,6 +1,7 @@
 import Foundation
 import LIVAProtocol
 import LIVATestSupport
+import Locking
 import Testing
 
 @testable import LIVAMedia

@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 
 @testable import LIVAMedia
 

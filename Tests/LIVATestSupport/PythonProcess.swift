@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 
 // @unchecked: `output`, `partial`, the flags and the waiters are guarded by `lock`.
 /// A Python script of `scripts/interop/` run from the project's virtualenv
@@ -18,7 +19,7 @@ public final class PythonProcess: @unchecked Sendable {
   }
 
   private let process = Process()
-  private let lock = NSLock()
+  private let lock = Locked()
   private var output: [String] = []
   private var partial = Data()
   private var terminated = false

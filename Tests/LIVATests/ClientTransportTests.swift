@@ -1,6 +1,7 @@
 import Foundation
 import LIVAMedia
 import LIVAProtocol
+import Locking
 import Logging
 import SocketIO
 import Testing

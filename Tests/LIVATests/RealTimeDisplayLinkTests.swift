@@ -1,5 +1,6 @@
 import Foundation
 import LIVAPlatform
+import Locking
 import Testing
 
 @testable import LIVA
@@ -41,10 +42,8 @@ struct RealTimeDisplayLinkTests {
   }
 
   /// Collects ticks until `count` arrived, and stops the link from inside the last one.
-  final class Ticks: @unchecked Sendable {
-    // @unchecked: guarded by `lock`.
-    let lock = NSLock()
-    var times: [Double] = []
+  struct Ticks: Sendable {
+    let times = Locked<[Double]>([])
     let done = DispatchSemaphore(value: 0)
   }
 
@@ -53,10 +52,10 @@ struct RealTimeDisplayLinkTests {
     let link = RealTimeDisplayLink(hz: 500)
     let first = Ticks()
     link.start { time in
-      first.lock.lock()
-      first.times.append(time)
-      let enough = first.times.count == 10
-      first.lock.unlock()
+      let enough = first.times.withLock {
+        $0.append(time)
+        return $0.count == 10
+      }
       if enough {
         link.stop()
         first.done.signal()
@@ -66,21 +65,19 @@ struct RealTimeDisplayLinkTests {
     // A second generation: while it runs, the first must not tick again.
     let second = Ticks()
     link.start { time in
-      second.lock.lock()
-      second.times.append(time)
-      let enough = second.times.count == 10
-      second.lock.unlock()
+      let enough = second.times.withLock {
+        $0.append(time)
+        return $0.count == 10
+      }
       if enough {
         link.stop()
         second.done.signal()
       }
     }
     #expect(second.done.wait(timeout: .now() + 10) == .success)
-    first.lock.lock()
-    let times = first.times
-    first.lock.unlock()
+    let times = first.times.withLock { $0 }
     #expect(times.count == 10, "the stopped generation ticked on: \(times.count) ticks")
-    for run in [times, second.lock.withLock { second.times }] {
+    for run in [times, second.times.withLock { $0 }] {
       #expect(zip(run.dropFirst(), run).allSatisfy { $0 > $1 })
       // Tick k is due k periods after the first, and never comes before it.
       for (k, time) in run.enumerated() {

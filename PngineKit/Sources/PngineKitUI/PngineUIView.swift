@@ -3,7 +3,7 @@
   import PngineKit
   import PngineWebGPU
   import QuartzCore
-  import Synchronization
+  import Locking
   import UIKit
 
   /// A UIKit view playing a PNGine PNG. It loads once it has a size (the canvas is its size in
@@ -277,7 +277,7 @@
       // @unchecked: `driver` is touched on the render queue only; `loadRequested` and `size`
       // on the main thread only; `ticks` is a mutex.
       var driver: PngineRenderDriver?
-      let ticks = Mutex(LatestWins<Double>())
+      let ticks = Locked(LatestWins<Double>())
       var loadRequested = false
       var size: (UInt32, UInt32) = (0, 0)
       var layer: CALayer?

@@ -1,6 +1,7 @@
 import CPngineWGPU
 import CWGPU
 import Dispatch
+import Locking
 import PngineKit
 import Synchronization
 
@@ -29,7 +30,7 @@ public final class PngineDevice: @unchecked Sendable {
   let context: OpaquePointer
   let device: WGPUDevice
   let queue: WGPUQueue
-  private let lock = Mutex(())
+  private let lock = Locked(())
   private let worker = DispatchQueue(label: "PngineDevice.submit")
   private let givenUp = Atomic<Bool>(false)
   /// The adapter, e.g. `llvmpipe (LLVM 15.0.7, 256 bits) (Vulkan)`.
@@ -112,7 +113,7 @@ public final class PngineDevice: @unchecked Sendable {
 
 /// A result handed from the device's thread to the caller waiting for it.
 private final class Slot<T: Sendable>: Sendable {
-  let value = Mutex<T?>(nil)
+  let value = Locked<T?>(nil)
 }
 
 /// Where animations get their ``PngineDevice``: the one device of the provider, opened on first
@@ -129,7 +130,7 @@ public final class PngineDeviceProvider: Sendable {
     var device: PngineDevice?
     var opened = 0
   }
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   /// A provider with no device yet.
   public init() {}

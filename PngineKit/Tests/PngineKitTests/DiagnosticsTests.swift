@@ -1,6 +1,6 @@
+import Locking
 import Logging
 import PngineKit
-import Synchronization
 import Testing
 
 /// Diagnostics read from many threads while frames run (CI runs this suite under the thread
@@ -110,13 +110,6 @@ import Testing
     #expect(animation.diagnostics.snapshot.lastError?.code == .notInitialized)
     #expect(lines.withLock { $0.count } == 1)
   }
-}
-
-/// A value behind a lock, shareable by reference.
-final class Locked<Value: Sendable>: Sendable {
-  private let mutex: Mutex<Value>
-  init(_ value: Value) { mutex = Mutex(value) }
-  func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
 }
 
 struct CapturingHandler: LogHandler {

@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import Logging
 import PngineKit
 import Testing

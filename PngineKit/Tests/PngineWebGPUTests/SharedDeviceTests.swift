@@ -1,8 +1,8 @@
 import Foundation
+import Locking
 import PngineKit
 import PngineTestSupport
 import PngineWebGPU
-import Synchronization
 import Testing
 
 /// One GPU device for every animation: a gallery opens one, animations on several threads
@@ -53,8 +53,8 @@ struct SharedDeviceTests {
     let times: [Float] = (0..<8).map { Float($0) * 0.125 }
     let reference = try PngineRenderer(png: png, width: 40, height: 40, devices: devices)
     let expected = try times.map { try reference.render(time: $0) }
-    let results = Mutex<[Int: [RGBAImage]]>([:])
-    let failures = Mutex<[String]>([])
+    let results = Locked<[Int: [RGBAImage]]>([:])
+    let failures = Locked<[String]>([])
     DispatchQueue.concurrentPerform(iterations: 4) { thread in
       do {
         let renderer = try PngineRenderer(png: png, width: 40, height: 40, devices: devices)

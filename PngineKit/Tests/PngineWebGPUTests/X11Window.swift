@@ -1,7 +1,7 @@
 import Foundation
+import Locking
 import PngineKit
 import PngineWebGPU
-import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -122,7 +122,7 @@ final class Xlib: @unchecked Sendable {
 }
 
 /// Xlib errors seen by the handler (any is a failed test).
-let xlibErrors = Mutex(0)
+let xlibErrors = Locked(0)
 
 /// An X display for the surface tests: a private `Xvfb` (preferred: nothing else draws on it,
 /// no window manager reparents or covers the window) started for the test and stopped by

@@ -1,5 +1,5 @@
+import Locking
 import Logging
-import Synchronization
 
 /// Logs errors through an injected `Logger`, de-duplicated and rate-limited.
 ///
@@ -25,7 +25,7 @@ public final class ErrorReporter: Sendable {
 
   private let logger: Logger
   private let now: @Sendable () -> UInt64
-  private let state = Mutex(State())
+  private let state = Locked(State())
   /// The length of a window, in nanoseconds.
   public let window: UInt64
   /// The most distinct errors logged per window.

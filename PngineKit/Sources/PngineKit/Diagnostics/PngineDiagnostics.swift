@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// A copy of one animation's counters at one moment.
 public struct DiagnosticsSnapshot: Sendable, Hashable {
@@ -36,7 +36,7 @@ public struct DiagnosticsSnapshot: Sendable, Hashable {
 
 /// Per-animation counters, safe to read and update from any thread (one `Mutex`).
 public final class PngineDiagnostics: Sendable {
-  private let state = Mutex(DiagnosticsSnapshot())
+  private let state = Locked(DiagnosticsSnapshot())
 
   /// Makes zeroed counters.
   public init() {}

@@ -1,5 +1,5 @@
+import Locking
 import Logging
-import Synchronization
 
 /// Settings of an animation. The defaults suit real payloads.
 public struct PngineConfiguration: Sendable, Hashable {
@@ -124,7 +124,7 @@ public final class PngineAnimation: Sendable {
   private let reporter: ErrorReporter?
   // The executor and its validator; `Loaded` holds WasmKit objects that are not Sendable
   // and never leave this lock.
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   /// Makes an unloaded animation.
   /// - Parameters:

@@ -1,3 +1,4 @@
+import Locking
 import Logging
 
 #if canImport(Glibc)
@@ -71,7 +72,7 @@ public final class PngineExecutorPool: Sendable, Hashable {
     var statistics = Statistics()
   }
 
-  private let state = PthreadLocked(State())
+  private let state = Locked(State())
 
   /// Makes a pool.
   /// - Parameters:
