@@ -62,9 +62,9 @@ let package = Package(
     .target(
       name: "SocketIOServer",
       dependencies: [
+        .product(name: "Locking", package: "LIVA"),
         .product(name: "SocketIO", package: "LIVA"),
         .product(name: "Logging", package: "swift-log"),
-        .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOWebSocket", package: "swift-nio"),
         .product(name: "Hummingbird", package: "hummingbird"),
@@ -76,13 +76,13 @@ let package = Package(
     .target(
       name: "LIVAServer",
       dependencies: [
+        .product(name: "Locking", package: "LIVA"),
         "SocketIOServer",
         .product(name: "LIVAProtocol", package: "LIVA"),
         .product(name: "LIVAMedia", package: "LIVA"),
         .product(name: "SocketIO", package: "LIVA"),
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "Logging", package: "swift-log"),
-        .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
       ],
       resources: [.copy("Resources/utterances"), .copy("Resources/make_utterance.py")],
       packageAccess: false, swiftSettings: strict),
@@ -91,6 +91,7 @@ let package = Package(
     .target(
       name: "LIVARecording",
       dependencies: [
+        .product(name: "Locking", package: "LIVA"),
         .product(name: "LIVA", package: "LIVA"), .product(name: "LIVAEngine", package: "LIVA"),
         .product(name: "LIVAMedia", package: "LIVA"),
         .product(name: "LIVAProtocol", package: "LIVA"),
@@ -101,6 +102,7 @@ let package = Package(
     .target(
       name: "SocketIOBench",
       dependencies: [
+        .product(name: "Locking", package: "LIVA"),
         "SocketIOServer",
         .product(name: "SocketIO", package: "LIVA"),
         .product(name: "LIVAProtocol", package: "LIVA"),
@@ -125,6 +127,7 @@ let package = Package(
     .executableTarget(
       name: "liva",
       dependencies: [
+        .product(name: "Locking", package: "LIVA"),
         "CLIVAAllocator", "LIVABench", "LIVARecording", "LIVAServer", "SocketIOBench",
         // For its Heap measure (bench-session's trend of the heap in use).
         .product(name: "LIVATestSupport", package: "LIVA"),
@@ -138,15 +141,18 @@ let package = Package(
     .executableTarget(
       name: "pngine",
       dependencies: [
+        .product(name: "Locking", package: "LIVA"),
         .product(name: "PngineKit", package: "LIVA"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]
-        + (webGPU ? [.product(name: "PngineWebGPU", package: "LIVA")] : [])),
+        + (webGPU ? [.product(name: "PngineWebGPU", package: "LIVA")] : []),
+      packageAccess: false, swiftSettings: strict),
     // The Socket.IO client and server against each other, python-socketio and a restart.
     .testTarget(
       name: "SocketIOIntegrationTests",
       dependencies: [
+        .product(name: "Locking", package: "LIVA"),
         "SocketIOServer",
         .product(name: "SocketIO", package: "LIVA"),
         .product(name: "LIVAProtocol", package: "LIVA"),
@@ -154,7 +160,6 @@ let package = Package(
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HummingbirdTLS", package: "hummingbird"),
         .product(name: "Logging", package: "swift-log"),
-        .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOEmbedded", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
@@ -166,6 +171,7 @@ let package = Package(
     .testTarget(
       name: "LIVAIntegrationTests",
       dependencies: [
+        .product(name: "Locking", package: "LIVA"),
         "LIVARecording", "LIVAServer",
         .product(name: "LIVA", package: "LIVA"), .product(name: "LIVAEngine", package: "LIVA"),
         .product(name: "LIVAMedia", package: "LIVA"),

@@ -3,6 +3,7 @@ import LIVA
 import LIVAEngine
 import LIVAMedia
 import LIVAProtocol
+import Locking
 
 /// A surface that records: it keeps the picture on screen, samples it at a constant video rate
 /// on the display clock, encodes the samples as PNG files off the display thread, and keeps a

@@ -1,8 +1,8 @@
 import Foundation
 import Hummingbird
 import LIVAProtocol
+import Locking
 import Logging
-import NIOConcurrencyHelpers
 import SocketIO
 import SocketIOServer
 
@@ -82,15 +82,15 @@ public final class ReferenceBackend: Sendable {
   /// The Socket.IO server (its Hummingbird server builder serves the upgrade).
   public let socketServer: SocketIOServer
   private let synthesizer: SpeechSynthesizer
-  private let streams = NIOLockedValueBox<[String: Task<Void, Never>]>([:])
-  private let stalledLeft: NIOLockedValueBox<Int>
-  private let manifestRequestsLeftUnanswered: NIOLockedValueBox<Int>
-  private let messagesReceived = NIOLockedValueBox(0)
-  private let spoken = NIOLockedValueBox<[SpokenMessage]>([])
+  private let streams = Locked<[String: Task<Void, Never>]>([:])
+  private let stalledLeft: Locked<Int>
+  private let manifestRequestsLeftUnanswered: Locked<Int>
+  private let messagesReceived = Locked(0)
+  private let spoken = Locked<[SpokenMessage]>([])
   /// The next `master_chunk_index`: it counts on over every message the server speaks.
-  private let nextMasterChunk = NIOLockedValueBox(0)
-  private let downloadCut = NIOLockedValueBox(false)
-  private let incompleteLeft: NIOLockedValueBox<Int>
+  private let nextMasterChunk = Locked(0)
+  private let downloadCut = Locked(false)
+  private let incompleteLeft: Locked<Int>
   private let logger: Logger
 
   /// Creates a backend for `pack`, speaking with `synthesizer`.
@@ -102,19 +102,19 @@ public final class ReferenceBackend: Sendable {
     self.synthesizer = synthesizer
     self.configuration = configuration
     self.logger = logger
-    incompleteLeft = NIOLockedValueBox(configuration.faults.incompleteDownloads)
-    stalledLeft = NIOLockedValueBox(configuration.faults.stalledDownloads)
-    manifestRequestsLeftUnanswered = NIOLockedValueBox(
+    incompleteLeft = Locked(configuration.faults.incompleteDownloads)
+    stalledLeft = Locked(configuration.faults.stalledDownloads)
+    manifestRequestsLeftUnanswered = Locked(
       configuration.faults.unansweredManifestRequests)
-    let box = NIOLockedValueBox<ReferenceBackend?>(nil)
+    let box = Locked<ReferenceBackend?>(nil)
     socketServer = SocketIOServer(configuration: configuration.socket, logger: logger) { socket in
-      box.withLockedValue { $0 }?.accept(socket)
+      box.withLock { $0 }?.accept(socket)
     }
-    box.withLockedValue { $0 = self }
+    box.withLock { $0 = self }
   }
 
   /// How many user messages (socket or HTTP) the backend has received.
-  public var messageCount: Int { messagesReceived.withLockedValue { $0 } }
+  public var messageCount: Int { messagesReceived.withLock { $0 } }
 
   /// One message the backend planned speech for: what a client must show of it.
   public struct SpokenMessage: Sendable, Hashable {
@@ -132,7 +132,7 @@ public final class ReferenceBackend: Sendable {
 
   /// Every message spoken so far, in the order their speech was planned: the expectation a
   /// recording is checked against (every planned mouth shown, every chunk heard).
-  public var spokenMessages: [SpokenMessage] { spoken.withLockedValue { $0 } }
+  public var spokenMessages: [SpokenMessage] { spoken.withLock { $0 } }
 
   /// The room a connection joins: `{user_id}-{agent_id}-instance-{instance_id}`.
   public static func room(user: String, agent: String, instance: String?) -> String {
@@ -185,7 +185,7 @@ public final class ReferenceBackend: Sendable {
     }
     switch request {
     case .baseAnimationsManifest:
-      let ignored = manifestRequestsLeftUnanswered.withLockedValue { left -> Bool in
+      let ignored = manifestRequestsLeftUnanswered.withLock { left -> Bool in
         guard left > 0 else { return false }
         left -= 1
         return true
@@ -230,12 +230,12 @@ public final class ReferenceBackend: Sendable {
     let source = name
     let name = wireName ?? name
     send(.animationTotalFrames(name, totalFrames: count), to: socket)
-    let incomplete = incompleteLeft.withLockedValue { left -> Bool in
+    let incomplete = incompleteLeft.withLock { left -> Bool in
       guard left > 0 else { return false }
       left -= 1
       return true
     }
-    let stalls = stalledLeft.withLockedValue { left -> Bool in
+    let stalls = stalledLeft.withLock { left -> Bool in
       guard left > 0 else { return false }
       left -= 1
       return true
@@ -246,7 +246,7 @@ public final class ReferenceBackend: Sendable {
         return
       }
       if let limit = configuration.faults.disconnectDuringDownloadAfterFrames, index == limit,
-        !downloadCut.withLockedValue({ cut in
+        !downloadCut.withLock({ cut in
           defer { cut = true }
           return cut
         })
@@ -286,7 +286,7 @@ public final class ReferenceBackend: Sendable {
     _ text: String, readyAnimations: Set<AnimationName>? = nil, toRoom room: String,
     via socket: SocketIOServerSocket? = nil
   ) {
-    let number = messagesReceived.withLockedValue { count -> Int in
+    let number = messagesReceived.withLock { count -> Int in
       count += 1
       return count
     }
@@ -304,14 +304,14 @@ public final class ReferenceBackend: Sendable {
         }
         let planner = SpeechPlanner(pack: pack, options: configuration.planner)
         // Chunks of one utterance are one per its chunks; reserve that many indexes.
-        let first = nextMasterChunk.withLockedValue { next in
+        let first = nextMasterChunk.withLock { next in
           defer { next += speech.utterance.chunks.count }
           return next
         }
         let plan = try planner.plan(
           speech.utterance, readyAnimations: readyAnimations, firstMasterChunkIndex: first,
           timestamp: Date())
-        let entry = spoken.withLockedValue { spoken -> Int in
+        let entry = spoken.withLock { spoken -> Int in
           spoken.append(
             SpokenMessage(
               text: text, mouthsPerChunk: plan.chunks.map(\.frames.count),
@@ -319,14 +319,14 @@ public final class ReferenceBackend: Sendable {
           return spoken.count - 1
         }
         let whole = try await stream(plan, toRoom: room, via: socket)
-        spoken.withLockedValue { $0[entry].streamedWhole = whole }
+        spoken.withLock { $0[entry].streamedWhole = whole }
       } catch is CancellationError {
         logger.debug("stream cancelled by a newer message", metadata: ["room": "\(room)"])
       } catch {
         logger.error("speech failed", metadata: ["room": "\(room)", "error": "\(error)"])
       }
     }
-    let previous = streams.withLockedValue { streams -> Task<Void, Never>? in
+    let previous = streams.withLock { streams -> Task<Void, Never>? in
       defer { streams[room] = task }
       return streams[room]
     }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import LIVAMedia
+import Locking
 
 /// Turns text into an ``Utterance``: synthesized at run time when the tools exist, otherwise
 /// the best-matching pre-made one.

@@ -1,10 +1,10 @@
 import Foundation
 import Hummingbird
 import LIVAProtocol
+import Locking
 import Logging
 import SocketIO
 import SocketIOServer
-import Synchronization
 
 /// What one client received in one iteration, and how long it took.
 public struct SocketIOBenchSample: Sendable {
@@ -307,7 +307,7 @@ final class Receiver: Sendable {
     var failures = 0
   }
 
-  private let waiter = Mutex<CheckedContinuation<Totals, any Error>?>(nil)
+  private let waiter = Locked<CheckedContinuation<Totals, any Error>?>(nil)
 
   /// Waits for the next `bench_done`; `request` runs once the waiter is in place.
   func next(after request: @escaping @Sendable () async -> Void) async throws -> Totals {

@@ -2,8 +2,8 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
+import Locking
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import SocketIO
 
@@ -23,7 +23,7 @@ final class EngineSession: Sendable {
   let id: String
   let query: [String: String]
   private let writer: AsyncStream<SocketIOServerPacket>.Continuation
-  private let state = NIOLockedValueBox(State())
+  private let state = Locked(State())
 
   init(id: String, writer: AsyncStream<SocketIOServerPacket>.Continuation, query: [String: String])
   {
@@ -32,12 +32,12 @@ final class EngineSession: Sendable {
     self.query = query
   }
 
-  var lastPong: ContinuousClock.Instant { state.withLockedValue { $0.lastPong } }
+  var lastPong: ContinuousClock.Instant { state.withLock { $0.lastPong } }
 
-  var pongs: Int { state.withLockedValue { $0.pongs } }
+  var pongs: Int { state.withLock { $0.pongs } }
 
   func receivedPong() {
-    let reached = state.withLockedValue { state in
+    let reached = state.withLock { state in
       state.lastPong = .now
       state.pongs += 1
       let pongs = state.pongs
@@ -50,7 +50,7 @@ final class EngineSession: Sendable {
   /// Waits until the client answered `count` pings in all; false if the connection closes first.
   func waitForPongs(_ count: Int) async -> Bool {
     await withCheckedContinuation { continuation in
-      let answer = state.withLockedValue { state -> Bool? in
+      let answer = state.withLock { state -> Bool? in
         if state.pongs >= count { return true }
         if state.closed { return false }
         state.pongWaiters.append((count, continuation))
@@ -60,7 +60,7 @@ final class EngineSession: Sendable {
     }
   }
 
-  var isClosed: Bool { state.withLockedValue { $0.closed } }
+  var isClosed: Bool { state.withLock { $0.closed } }
 
   /// Queues frames; they are written in order, never interleaved with another packet's.
   func send(_ frames: [EngineIOFrame]) {
@@ -79,21 +79,21 @@ final class EngineSession: Sendable {
   }
 
   func socket(_ namespace: String) -> SocketIOServerSocket? {
-    state.withLockedValue { $0.sockets[namespace] }
+    state.withLock { $0.sockets[namespace] }
   }
 
   func add(_ socket: SocketIOServerSocket) {
-    state.withLockedValue { $0.sockets[socket.namespace] = socket }
+    state.withLock { $0.sockets[socket.namespace] = socket }
   }
 
   func remove(_ namespace: String) -> SocketIOServerSocket? {
-    let socket = state.withLockedValue { $0.sockets.removeValue(forKey: namespace) }
+    let socket = state.withLock { $0.sockets.removeValue(forKey: namespace) }
     socket?.finish()
     return socket
   }
 
   func registerAck(_ continuation: CheckedContinuation<[JSONValue], any Error>) -> Int? {
-    state.withLockedValue { state in
+    state.withLock { state in
       guard !state.closed else { return nil }
       let id = state.nextAckID
       state.nextAckID += 1
@@ -103,16 +103,16 @@ final class EngineSession: Sendable {
   }
 
   func resolveAck(_ id: Int, _ arguments: [JSONValue]) {
-    state.withLockedValue { $0.pendingAcks.removeValue(forKey: id) }?.resume(returning: arguments)
+    state.withLock { $0.pendingAcks.removeValue(forKey: id) }?.resume(returning: arguments)
   }
 
   func failAck(_ id: Int, _ error: SocketIOError) {
-    state.withLockedValue { $0.pendingAcks.removeValue(forKey: id) }?.resume(throwing: error)
+    state.withLock { $0.pendingAcks.removeValue(forKey: id) }?.resume(throwing: error)
   }
 
   /// Marks the session closed; fails pending acks; returns the sockets it had.
   func close() -> [SocketIOServerSocket] {
-    let (sockets, acks, pongWaiters) = state.withLockedValue { state in
+    let (sockets, acks, pongWaiters) = state.withLock { state in
       state.closed = true
       defer {
         state.sockets = [:]

@@ -2,8 +2,8 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
+import Locking
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import SocketIO
 
@@ -66,7 +66,7 @@ public final class SocketIOServer: Sendable {
   private let connectionsContinuation: AsyncStream<SocketIOServerSocket>.Continuation
   private let onConnect: @Sendable (SocketIOServerSocket) async throws -> Void
   private let logger: Logger
-  private let sockets = NIOLockedValueBox<[String: SocketIOServerSocket]>([:])
+  private let sockets = Locked<[String: SocketIOServerSocket]>([:])
 
   /// Creates a server.
   /// - Parameters:
@@ -119,7 +119,7 @@ public final class SocketIOServer: Sendable {
 
   /// The connected sockets.
   public var connectedSockets: [SocketIOServerSocket] {
-    sockets.withLockedValue { Array($0.values) }
+    sockets.withLock { Array($0.values) }
   }
 
   /// Emits an event to every socket in `room` on `namespace`.
@@ -182,7 +182,7 @@ public final class SocketIOServer: Sendable {
       group.cancelAll()
     }
     for socket in session.close() {
-      sockets.withLockedValue { _ = $0.removeValue(forKey: socket.id) }
+      sockets.withLock { _ = $0.removeValue(forKey: socket.id) }
     }
   }
 
@@ -243,13 +243,13 @@ public final class SocketIOServer: Sendable {
         return
       }
       session.add(socket)
-      sockets.withLockedValue { $0[socket.id] = socket }
+      sockets.withLock { $0[socket.id] = socket }
       session.send(
         SocketIOPacket.connect(namespace: namespace, payload: ["sid": .string(socket.id)]).frames)
       connectionsContinuation.yield(socket)
     case .disconnect:
       if let socket = session.remove(namespace) {
-        sockets.withLockedValue { _ = $0.removeValue(forKey: socket.id) }
+        sockets.withLock { _ = $0.removeValue(forKey: socket.id) }
       }
     case .event:
       guard let socket = session.socket(namespace), let name = packet.eventName else { return }

@@ -2,8 +2,8 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
+import Locking
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import SocketIO
 
@@ -19,7 +19,7 @@ public final class SocketIOServerSocket: Sendable {
   public let events: AsyncStream<SocketIOEvent>
   private let eventsContinuation: AsyncStream<SocketIOEvent>.Continuation
   private let session: EngineSession
-  private let roomSet = NIOLockedValueBox<Set<String>>([])
+  private let roomSet = Locked<Set<String>>([])
 
   init(id: String, namespace: String, auth: JSONValue?, session: EngineSession) {
     self.id = id
@@ -27,7 +27,7 @@ public final class SocketIOServerSocket: Sendable {
     self.auth = auth
     self.session = session
     (events, eventsContinuation) = AsyncStream.makeStream()
-    roomSet.withLockedValue { _ = $0.insert(id) }
+    roomSet.withLock { _ = $0.insert(id) }
   }
 
   /// The Engine.IO session id.
@@ -35,12 +35,12 @@ public final class SocketIOServerSocket: Sendable {
   /// The handshake query parameters (e.g. `user_id`).
   public var query: [String: String] { session.query }
   /// The rooms the socket is in (always including its own id).
-  public var rooms: Set<String> { roomSet.withLockedValue { $0 } }
+  public var rooms: Set<String> { roomSet.withLock { $0 } }
 
   /// Puts the socket in `room`.
-  public func join(_ room: String) { roomSet.withLockedValue { _ = $0.insert(room) } }
+  public func join(_ room: String) { roomSet.withLock { _ = $0.insert(room) } }
   /// Takes the socket out of `room`.
-  public func leave(_ room: String) { roomSet.withLockedValue { _ = $0.remove(room) } }
+  public func leave(_ room: String) { roomSet.withLock { _ = $0.remove(room) } }
 
   /// Emits an event to this client (binary values become attachments).
   public func emit(_ name: String, _ arguments: [JSONValue] = []) {
@@ -67,10 +67,10 @@ public final class SocketIOServerSocket: Sendable {
   ) async throws -> [JSONValue] {
     let session = session
     let namespace = namespace
-    let idBox = NIOLockedValueBox<Int?>(nil)
+    let idBox = Locked<Int?>(nil)
     let timer = Task {
       try await Task.sleep(for: timeout)
-      if let id = idBox.withLockedValue({ $0 }) {
+      if let id = idBox.withLock({ $0 }) {
         session.failAck(id, SocketIOError(.ackTimeout, "no acknowledgement for \"\(name)\""))
       }
     }
@@ -80,7 +80,7 @@ public final class SocketIOServerSocket: Sendable {
         continuation.resume(throwing: SocketIOError(.notConnected, "the client left"))
         return
       }
-      idBox.withLockedValue { $0 = id }
+      idBox.withLock { $0 = id }
       session.send(SocketIOPacket.event(name, arguments, namespace: namespace, ackID: id).frames)
     }
   }

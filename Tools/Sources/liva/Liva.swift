@@ -5,6 +5,7 @@ import LIVA
 import LIVAMedia
 import LIVAProtocol
 import LIVAServer
+import Locking
 import Logging
 
 @main

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Locking
 import PngineKit
 
 #if canImport(PngineWebGPU)
@@ -224,7 +225,7 @@ import PngineKit
 
   /// Lines a child wrote, handed from the reading thread to the parent's loop.
   final class ChildLines: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Locked()
     private var buffer = Data()
     private var closed = false
 

@@ -4,6 +4,7 @@ import LIVAMedia
 import LIVAProtocol
 import LIVAServer
 import LIVATestSupport
+import Locking
 import SocketIO
 import Testing
 

@@ -1,4 +1,4 @@
-import NIOConcurrencyHelpers
+import Locking
 import NIOCore
 import NIOPosix
 
@@ -12,24 +12,24 @@ import NIOPosix
 final class FaultyLink: Sendable {
   /// One connection through the link: the client's side, the server's side once connected.
   private final class Connection: Sendable {
-    let silent: NIOLockedValueBox<Bool>
-    let channels = NIOLockedValueBox<[any Channel]>([])
-    init(silent: Bool) { self.silent = NIOLockedValueBox(silent) }
+    let silent: Locked<Bool>
+    let channels = Locked<[any Channel]>([])
+    init(silent: Bool) { self.silent = Locked(silent) }
 
     func goSilent() {
-      silent.withLockedValue { $0 = true }
-      for channel in channels.withLockedValue({ $0 }) {
+      silent.withLock { $0 = true }
+      for channel in channels.withLock({ $0 }) {
         channel.setOption(.autoRead, value: false).whenComplete { _ in }
       }
     }
   }
 
-  private let connections: NIOLockedValueBox<[Connection]>
+  private let connections: Locked<[Connection]>
   private let listener: any Channel
   /// One element per connection accepted, for a test to wait on (the accept runs on an event
   /// loop that a busy neighbour can hold up: counting at once could miss the latest).
   let accepted: Recorder<Int>
-  private let stopped: NIOLockedValueBox<Bool>
+  private let stopped: Locked<Bool>
   /// The port the client connects to.
   let port: Int
 
@@ -39,9 +39,9 @@ final class FaultyLink: Sendable {
   static func start(to upstreamPort: Int, silentFromStart: Bool = false, pace: Int? = nil)
     async throws -> FaultyLink
   {
-    let connections = NIOLockedValueBox<[Connection]>([])
+    let connections = Locked<[Connection]>([])
     let accepted = Recorder<Int>()
-    let stopped = NIOLockedValueBox(false)
+    let stopped = Locked(false)
     let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
       .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
       // Nothing is read from the client until the server side is connected.
@@ -50,8 +50,8 @@ final class FaultyLink: Sendable {
       .childChannelOption(.socketOption(.so_rcvbuf), value: 64 << 10)
       .childChannelInitializer { inbound in
         let connection = Connection(silent: silentFromStart)
-        connection.channels.withLockedValue { $0.append(inbound) }
-        let count = connections.withLockedValue {
+        connection.channels.withLock { $0.append(inbound) }
+        let count = connections.withLock {
           $0.append(connection)
           return $0.count
         }
@@ -66,14 +66,14 @@ final class FaultyLink: Sendable {
             .connect(host: "127.0.0.1", port: upstreamPort)
             .flatMap { upstream in
               forward.partner = upstream
-              connection.channels.withLockedValue { $0.append(upstream) }
+              connection.channels.withLock { $0.append(upstream) }
               // Connected after stop() closed what it knew: closed here (a server waiting for
               // its connections to end would wait for ever).
-              if stopped.withLockedValue({ $0 }) {
+              if stopped.withLock({ $0 }) {
                 upstream.close(promise: nil)
                 inbound.close(promise: nil)
               }
-              let silent = connection.silent.withLockedValue { $0 }
+              let silent = connection.silent.withLock { $0 }
               return silent
                 ? upstream.setOption(.autoRead, value: false)
                 : inbound.setOption(.autoRead, value: true)
@@ -87,8 +87,8 @@ final class FaultyLink: Sendable {
   }
 
   private init(
-    connections: NIOLockedValueBox<[Connection]>, listener: any Channel,
-    accepted: Recorder<Int>, stopped: NIOLockedValueBox<Bool>, port: Int
+    connections: Locked<[Connection]>, listener: any Channel,
+    accepted: Recorder<Int>, stopped: Locked<Bool>, port: Int
   ) {
     self.stopped = stopped
     self.connections = connections
@@ -102,18 +102,18 @@ final class FaultyLink: Sendable {
   /// From now on the connections made so far read and pass nothing; they stay open.
   /// Connections made later forward again (the network came back).
   func goSilent() {
-    for connection in connections.withLockedValue({ $0 }) { connection.goSilent() }
+    for connection in connections.withLock({ $0 }) { connection.goSilent() }
   }
 
   /// How many connections were made through the link.
-  var connectionCount: Int { connections.withLockedValue { $0.count } }
+  var connectionCount: Int { connections.withLock { $0.count } }
 
   /// Closes the listener and every connection through the link.
   func stop() async {
-    stopped.withLockedValue { $0 = true }
+    stopped.withLock { $0 = true }
     try? await listener.close()
-    for connection in connections.withLockedValue({ $0 }) {
-      for channel in connection.channels.withLockedValue({ $0 }) {
+    for connection in connections.withLock({ $0 }) {
+      for channel in connection.channels.withLock({ $0 }) {
         try? await channel.close()
       }
     }
@@ -122,7 +122,7 @@ final class FaultyLink: Sendable {
   /// Passes what one side reads to the other, unless the link is silent.
   private final class Forward: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = ByteBuffer
-    let silent: NIOLockedValueBox<Bool>
+    let silent: Locked<Bool>
     var partner: (any Channel)?
     /// Bytes a second passed on, or nil for as fast as they come.
     let pace: Int?
@@ -132,14 +132,14 @@ final class FaultyLink: Sendable {
     /// A slice every 20 ms.
     private static let tick = TimeAmount.milliseconds(20)
 
-    init(silent: NIOLockedValueBox<Bool>, partner: (any Channel)? = nil, pace: Int? = nil) {
+    init(silent: Locked<Bool>, partner: (any Channel)? = nil, pace: Int? = nil) {
       self.silent = silent
       self.partner = partner
       self.pace = pace
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-      guard !silent.withLockedValue({ $0 }), let partner else { return }
+      guard !silent.withLock({ $0 }), let partner else { return }
       var bytes = unwrapInboundIn(data)
       guard pace != nil else {
         partner.writeAndFlush(bytes, promise: nil)
@@ -165,7 +165,7 @@ final class FaultyLink: Sendable {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-      if !silent.withLockedValue({ $0 }) { partner?.close(promise: nil) }
+      if !silent.withLock({ $0 }) { partner?.close(promise: nil) }
       context.fireChannelInactive()
     }
   }
