@@ -190,6 +190,20 @@ let package = Package(
         .product(name: "LIVATestSupport", package: "LIVA"),
       ],
       packageAccess: false, swiftSettings: strict),
+    // The `liva` executable itself: run in child processes (serve's faults seen from a socket,
+    // the files avatar generate writes, a recording, bench-session's check), and its options
+    // parsed into what a recorded session is given.
+    .testTarget(
+      name: "LivaToolTests",
+      dependencies: [
+        .product(name: "Locking", package: "LIVA"),
+        "liva", "LIVARecording", "LIVAServer",
+        .product(name: "LIVA", package: "LIVA"), .product(name: "LIVAMedia", package: "LIVA"),
+        .product(name: "LIVAProtocol", package: "LIVA"),
+        .product(name: "LIVATestSupport", package: "LIVA"),
+        .product(name: "SocketIO", package: "LIVA"),
+      ],
+      packageAccess: false, swiftSettings: strict),
     // The `pngine` executable itself (run, verify, render), and hostile PNGs rendered by it in
     // child processes (an abort there is what an app showing the PNG would suffer).
     .testTarget(

@@ -246,16 +246,20 @@ struct Record: AsyncParsableCommand {
   @OptionGroup var log: LogOptions
 
   func run() async throws {
+    try await runSession(sessionOptions())
+  }
+
+  /// The session these options ask for: what `run` records.
+  func sessionOptions() throws -> SessionOptions {
     guard !message.isEmpty else { throw ValidationError("give at least one --message") }
     let safeAgent = agent.filter { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
-    let session = SessionOptions(
+    return SessionOptions(
       serverURL: server, userID: user, agentID: agent, instanceID: instance, resolution: size,
       cacheRoot: defaultCacheRoot().appendingPathComponent("record-\(safeAgent)-\(size)"),
       output: URL(fileURLWithPath: output), messages: message, greet: false, audioSkew: 0,
       videoName: "recording.mp4", frameBudget: frameBudget.map { $0 << 20 },
       overlayBudget: overlayBudget.map { $0 << 10 }, playbackForms: !imagesOnly,
       logger: try log.logger("liva"))
-    try await runSession(session)
   }
 }
 
