@@ -41,39 +41,34 @@ struct RealTimeDisplayLinkTests {
     #expect(gaps.filter { $0 == 4 }.count == 200 / 7)
   }
 
-  /// Collects ticks until `count` arrived, and stops the link from inside the last one.
+  /// One generation's ticks: the link started, its times collected until the tenth, the link
+  /// stopped from inside that tick.
   struct Ticks: Sendable {
     let times = Locked<[Double]>([])
     let done = DispatchSemaphore(value: 0)
+
+    init(starting link: RealTimeDisplayLink) {
+      let (times, done) = (self.times, self.done)
+      link.start { time in
+        let enough = times.withLock {
+          $0.append(time)
+          return $0.count == 10
+        }
+        if enough {
+          link.stop()
+          done.signal()
+        }
+      }
+    }
   }
 
   @Test("the thread ticks in order, never before a period is up, and stop ends its generation")
   func thread() {
     let link = RealTimeDisplayLink(hz: 500)
-    let first = Ticks()
-    link.start { time in
-      let enough = first.times.withLock {
-        $0.append(time)
-        return $0.count == 10
-      }
-      if enough {
-        link.stop()
-        first.done.signal()
-      }
-    }
+    let first = Ticks(starting: link)
     #expect(first.done.wait(timeout: .now() + 10) == .success)
     // A second generation: while it runs, the first must not tick again.
-    let second = Ticks()
-    link.start { time in
-      let enough = second.times.withLock {
-        $0.append(time)
-        return $0.count == 10
-      }
-      if enough {
-        link.stop()
-        second.done.signal()
-      }
-    }
+    let second = Ticks(starting: link)
     #expect(second.done.wait(timeout: .now() + 10) == .success)
     let times = first.times.withLock { $0 }
     #expect(times.count == 10, "the stopped generation ticked on: \(times.count) ticks")

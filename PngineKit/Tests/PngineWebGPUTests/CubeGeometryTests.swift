@@ -50,10 +50,7 @@ struct CubeGeometryTests {
   func everyPixelClearOfTheOutlineIsTheClearColourOrTheProjectedSurfaceColour(_ c: Case)
     throws
   {
-    let scene = try CubeScene(time: c.time, width: c.width, height: c.height)
-    let renderer = try PngineRenderer(
-      png: try fixture(cube), width: UInt32(c.width), height: UInt32(c.height))
-    let image = try renderer.render(time: c.time)
+    let (scene, image) = try Self.sceneAndDrawing(c)
     let compared = try Self.compare(image, with: scene, what: "drawn \(c.testDescription)")
     // The cube covers a fair share of the canvas: a test that compared nothing would pass.
     #expect(Double(compared.inside) > 0.1 * Double(c.width * c.height))
@@ -68,6 +65,14 @@ struct CubeGeometryTests {
       png: [UInt8](try Data(contentsOf: references.appendingPathComponent(name + ".png"))))
     let scene = try CubeScene(time: time, width: reference.width, height: reference.height)
     _ = try Self.compare(reference, with: scene, what: name)
+  }
+
+  /// The case's scene, worked out from the fixture, and the cube as the GPU drew it.
+  static func sceneAndDrawing(_ c: Case) throws -> (CubeScene, RGBAImage) {
+    let scene = try CubeScene(time: c.time, width: c.width, height: c.height)
+    let renderer = try PngineRenderer(
+      png: try fixture(cube), width: UInt32(c.width), height: UInt32(c.height))
+    return (scene, try renderer.render(time: c.time))
   }
 
   /// Compares every pixel of `image` whose centre is at least ``edgeMargin`` from the
@@ -125,11 +130,8 @@ struct CubeGeometryTests {
 
   @Test(arguments: cases)
   func theDrawnBoundingBoxIsTheProjectedCornersBox(_ c: Case) throws {
-    let scene = try CubeScene(time: c.time, width: c.width, height: c.height)
+    let (scene, image) = try Self.sceneAndDrawing(c)
     let projection = scene.projection()
-    let renderer = try PngineRenderer(
-      png: try fixture(cube), width: UInt32(c.width), height: UInt32(c.height))
-    let image = try renderer.render(time: c.time)
     var (minX, minY, maxX, maxY) = (Int.max, Int.max, Int.min, Int.min)
     for y in 0..<c.height {
       for x in 0..<c.width where image[x, y] != scene.clear {
@@ -159,11 +161,8 @@ struct CubeGeometryTests {
   /// turned away (culled, or behind in depth) shows nowhere near its centre colour there.
   @Test(arguments: cases)
   func eachVisibleFaceCentreHasItsFaceColour(_ c: Case) throws {
-    let scene = try CubeScene(time: c.time, width: c.width, height: c.height)
+    let (scene, image) = try Self.sceneAndDrawing(c)
     let projection = scene.projection()
-    let renderer = try PngineRenderer(
-      png: try fixture(cube), width: UInt32(c.width), height: UInt32(c.height))
-    let image = try renderer.render(time: c.time)
     var visible: [String] = []
     for axis in 0..<3 {
       for sign in [-1.0, 1.0] {
