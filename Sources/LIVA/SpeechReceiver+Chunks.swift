@@ -38,16 +38,7 @@ extension SpeechReceiver {
       open?.chunks[0] = seen
       actions += firstFrame(chunk)
       actions += accept(chunk, frames: frames, message: id, now: now)
-      // Chunks that came before this chunk 0 and fit it.
-      let base = chunk.masterChunkIndex
-      // Without masters only a chunk that came just before (a race of the backend's tasks).
-      let fits = { (entry: Early) in
-        Self.fits(entry.chunk, base: base) && entry.connection == eventConnection
-          && (base != nil && entry.chunk.masterChunkIndex != nil
-            || now - entry.since <= Self.raceWindow)
-      }
-      let adopted = early.filter(fits)
-      early.removeAll(where: fits)
+      let adopted = adoptEarly(base: chunk.masterChunkIndex, now: now)
       for entry in adopted.sorted(by: { $0.chunk.chunkIndex < $1.chunk.chunkIndex }) {
         actions += audioChunk(entry.chunk, now: now)
       }
@@ -67,8 +58,13 @@ extension SpeechReceiver {
           .dropped(event: Wire.Event.receiveAudio, chunk: dropped.chunk.chunkIndex, reason: .orphan)
         )
       }
+      let nextOfOpen = open.map {
+        !$0.interrupted && chunk.chunkIndex == ($0.chunks.keys.max() ?? -1) + 1
+      }
       early.append(
-        Early(chunk: chunk, since: now, openThen: open?.id, connection: eventConnection))
+        Early(
+          chunk: chunk, since: now, openThen: open?.id, connection: eventConnection,
+          nextOfOpen: nextOfOpen ?? false))
       return actions
     case .open(let reopens):
       lastEventStale = false
@@ -80,6 +76,36 @@ extension SpeechReceiver {
       actions += accept(chunk, frames: frames, message: current.id, now: now)
       return actions
     }
+  }
+
+  /// Takes out of ``early`` the chunks that came before a new chunk 0 (master `base`) and are
+  /// its own. With masters on both, the masters say. Without, only a race of the backend's
+  /// tasks: chunks that came within ``raceWindow``, forming a run 1, 2, … with no gap, none the
+  /// next chunk of the message open when it came (that message's, after an `audio_end` that
+  /// may have been an interrupted message's).
+  mutating func adoptEarly(base: Int?, now: Double) -> [Early] {
+    let connection = eventConnection
+    let proven = { (entry: Early) in
+      base != nil && entry.chunk.masterChunkIndex != nil && entry.connection == connection
+        && Self.fits(entry.chunk, base: base)
+    }
+    var taken = Set(early.indices.filter { proven(early[$0]) })
+    var have = Set(taken.map { early[$0].chunk.chunkIndex } + [0])
+    let racing = early.indices.filter {
+      let entry = early[$0]
+      return !proven(entry) && entry.connection == connection && Self.fits(entry.chunk, base: base)
+        && now - entry.since <= Self.raceWindow && !entry.nextOfOpen
+    }
+    for position in racing.sorted(by: { early[$0].chunk.chunkIndex < early[$1].chunk.chunkIndex }) {
+      let index = early[position].chunk.chunkIndex
+      // A re-send of a chunk taken is taken too (and dropped as a duplicate).
+      guard have.contains(index - 1) || have.contains(index) else { continue }
+      have.insert(index)
+      taken.insert(position)
+    }
+    let adopted = taken.sorted().map { early[$0] }
+    early = early.indices.filter { !taken.contains($0) }.map { early[$0] }
+    return adopted
   }
 
   enum Placement {

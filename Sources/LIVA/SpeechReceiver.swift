@@ -110,6 +110,9 @@ public struct SpeechReceiver: Sendable {
     var openThen: MessageID?
     /// The connection it came on: only a chunk 0 of the same connection takes it.
     var connection: Int
+    /// It was the next chunk of the message open then (parked only because an `audio_end`
+    /// ended that message): without masters, that message's, not a new chunk 0's.
+    var nextOfOpen = false
   }
 
   /// How long an audio-only chunk waits for its `animation_chunk_metadata`, in seconds.

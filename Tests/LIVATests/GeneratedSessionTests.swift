@@ -42,6 +42,9 @@ struct GeneratedSessionTests {
     783_403_770_485,
     1_042_452_869_725,
     1_042_452_871_730,
+    // without masters, an interrupted message's late audio_end ended its successor; the
+    // successor's chunk 2, parked, was taken by the next message's chunk 0 0.16 s later
+    651_205_728_247,
     // the whole player only: a frame after the chunk's last mouth, not in the window of base
     // frames, missed its slot; the next slot drew the frame after it (a pop)
     478_924_071_602,

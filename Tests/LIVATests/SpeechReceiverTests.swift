@@ -151,6 +151,40 @@ struct SpeechReceiverTests {
     #expect(enqueued(receiver.receive(audio(0, tag: "d"), now: 2.2)) == ["2/0", "2/1"])
   }
 
+  /// Seed 651205728247 (generated sessions, no masters): an interrupted message's late
+  /// `audio_end` ended its successor; the successor's chunk 2 was parked, and the next
+  /// message's chunk 0, 0.16 s later, took it as its own (its chunk 2 heard, a pop).
+  @Test("without masters, a new chunk 0 takes only its own run 1, 2, … of parked chunks")
+  func newChunk0TakesOnlyItsOwnRace() {
+    // A gap: chunk 2 parked, no chunk 1.
+    var receiver = SpeechReceiver()
+    _ = receiver.receive(audio(0, tag: "a"), now: 0)
+    _ = receiver.receive(audio(0, tag: "b"), now: 0.8)  // a barge-in: message 1
+    _ = receiver.receive(.audioEnd, now: 0.81)  // message 0's, late
+    #expect(receiver.receive(audio(2, tag: "c"), now: 1.6).isEmpty)  // parked
+    #expect(enqueued(receiver.receive(audio(0, tag: "d"), now: 1.7)) == ["2/0"])
+    #expect(dropped(receiver.expire(now: 2.1)) == [.orphan])
+    // The next chunk of the message open when it came (its audio_end may have been another's):
+    // that message's, so a barge-in drops it with that message.
+    var next = SpeechReceiver()
+    _ = next.receive(audio(0, tag: "a"), now: 0)
+    _ = next.receive(audio(0, tag: "b"), now: 0.8)
+    _ = next.receive(.audioEnd, now: 0.81)
+    #expect(next.receive(audio(1, tag: "c"), now: 1.6).isEmpty)
+    #expect(enqueued(next.receive(audio(0, tag: "d"), now: 1.7)) == ["2/0"])
+    #expect(dropped(next.expire(now: 2.1)) == [.orphan])
+    // A race of the next message's chunks 2 and 1 before its chunk 0 (indexes the open
+    // message has): both taken, in order.
+    var race = SpeechReceiver()
+    _ = race.receive(audio(0, tag: "a"), now: 0)
+    _ = race.receive(audio(1, tag: "b"), now: 0.1)
+    _ = race.receive(audio(2, tag: "c"), now: 0.15)
+    _ = race.receive(.audioEnd, now: 0.2)
+    #expect(race.receive(audio(2, tag: "f"), now: 1.0).isEmpty)
+    #expect(race.receive(audio(1, tag: "e"), now: 1.01).isEmpty)
+    #expect(enqueued(race.receive(audio(0, tag: "d"), now: 1.1)) == ["1/0", "1/1", "1/2"])
+  }
+
   @Test("a late re-send of an interrupted message's chunk 0 is stale, with masters or without")
   func lateChunk0OfInterrupted() {
     var receiver = SpeechReceiver()
