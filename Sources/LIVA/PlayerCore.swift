@@ -53,8 +53,6 @@ public struct PlayerCore: Sendable {
   private var audioByChunk: [ChunkID: Data] = [:]
   /// The image keys of every chunk queued or playing.
   private var keysByChunk: [ChunkID: ChunkKeys] = [:]
-  /// `chunk_images_ready` of messages the engine has no plan of yet.
-  private var completeAhead: Set<ChunkID> = []
   /// The connection is down: what still arrives was received before the drop.
   private var offline = false
   /// The last tick's time.
@@ -431,8 +429,16 @@ public struct PlayerCore: Sendable {
 
   private mutating func perform(_ actions: [SpeechReceiver.Action]) -> [Effect] {
     var effects: [Effect] = []
+    // Claimed before anything else: a message these actions begin interrupts the one before,
+    // and that must not drop images the new chunks share with it.
+    for case .enqueue(let plan, _) in actions {
+      let keys = Set(plan.frames.flatMap(\.layers).map(\.key))
+      if !keys.isEmpty { effects.append(.claim(keys, message: plan.message)) }
+    }
     for action in actions {
       switch action {
+      case .begin(let message):
+        effects += perform(engine.begin(message), at: lastTick ?? 0)
       case .enqueue(let plan, let audio):
         effects += enqueue(plan, audio: audio)
       case .decode(let overlays, _):
@@ -459,11 +465,7 @@ public struct PlayerCore: Sendable {
               ["chunk": "\(id)"]))
           continue
         }
-        if engine.currentMessage == message {
-          engine.chunkImagesComplete(chunkIndex: chunk)
-        } else if engine.currentMessage.map({ $0 < message }) ?? true {
-          completeAhead.insert(ChunkID(message: message, index: chunk))
-        }
+        if engine.currentMessage == message { engine.chunkImagesComplete(chunkIndex: chunk) }
       case .audioEnded:
         engine.audioEnded()
         // The message will finish instead of waiting for a next chunk: a path the window
@@ -496,16 +498,12 @@ public struct PlayerCore: Sendable {
     let chunkKeys = ChunkKeys(plan, startFrames: engine.configuration.startThresholdFrames)
     let keys = Set(chunkKeys.ordered)
     var effects: [Effect] = []
-    // Claimed before the engine sees the plan: an interrupt it causes must not drop images the
-    // new message shares with the old one.
-    if !keys.isEmpty { effects.append(.claim(keys, message: plan.message)) }
     let actions = engine.enqueue(plan)
     var queued: [ChunkID] = []
     for case .chunkQueued(let id) in actions {
       queued.append(id)
       keysByChunk[id] = chunkKeys
       if let data, !data.isEmpty { audioByChunk[id] = data }
-      if completeAhead.remove(id) != nil { engine.chunkImagesComplete(chunkIndex: id.index) }
     }
     if queued.isEmpty, !keys.isEmpty {
       // Not taken (a re-send, or stale): its claims go, unless a queued chunk has them.
@@ -580,7 +578,6 @@ public struct PlayerCore: Sendable {
         effects.append(.resumeAudio(at: now))
       case .evictImages(let message, _):
         audioByChunk = audioByChunk.filter { $0.key.message != message }
-        completeAhead = completeAhead.filter { $0.message != message }
         let dropped = keysByChunk.filter { $0.key.message == message }.values
           .reduce(into: Set<String>()) { $0.formUnion($1.ordered) }
         keysByChunk = keysByChunk.filter { $0.key.message != message }

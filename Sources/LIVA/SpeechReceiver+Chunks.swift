@@ -36,6 +36,7 @@ extension SpeechReceiver {
       }
       id = openMessage(base: chunk.masterChunkIndex)
       open?.chunks[0] = seen
+      actions.append(.begin(id))
       actions += firstFrame(chunk)
       actions += accept(chunk, frames: frames, message: id, now: now)
       let adopted = adoptEarly(base: chunk.masterChunkIndex, now: now)

@@ -39,8 +39,12 @@ import LIVAProtocol
 public struct SpeechReceiver: Sendable {
   /// What the owner must do.
   public enum Action: Sendable, Equatable {
+    /// A new message opens: whatever plays or waits of the one before is dropped at once, even
+    /// before the new one's first plan (which follows in the same actions, or later for
+    /// audio that waits for its plan).
+    case begin(MessageID)
     /// Give this plan to the engine, and keep the chunk's audio (nil: none) for when the engine
-    /// starts it.
+    /// starts it. The plan is the open message's, never a re-send of a chunk it has.
     case enqueue(ChunkPlan, audio: Data?)
     /// Decode these images (their keys are the overlay ids); `chunk` is the event's chunk
     /// index, for logs.

@@ -323,49 +323,46 @@ extension EngineState {
   }
 
   mutating func closeMessage() {
-    speech.closedSeenIndexes = speech.message?.seenIndexes
     speech.message = nil
-    speech.completeIndexes = []
   }
 
+  /// A new message: whatever plays or waits of the one before is dropped, and the chunks
+  /// enqueued next are this one's.
+  mutating func begin(_ id: MessageID, _ configuration: EngineConfiguration) {
+    interrupt(configuration)
+    if speech.message != nil { closeMessage() }
+    speech.message = MessageState(id: id)
+    speech.lastMessage = id
+    // Failed images stay failed (content keys: one id, one image) until one is ready; only
+    // a set grown large is trimmed to the keys of chunks still to play.
+    if speech.failedKeys.count > 4_096 {
+      let needed = Set(speech.queue.lazy.flatMap(\.keys))
+      speech.failedKeys = speech.failedKeys.filter { needed.contains($0) }
+    }
+  }
+
+  /// A chunk of the open message, queued in index order. Its owner decided that it belongs
+  /// (message identity, re-sends and stale chunks are the speech session's): the engine only
+  /// checks that the plan is playable.
   mutating func enqueue(_ plan: ChunkPlan, _ configuration: EngineConfiguration) {
     guard plan.index >= 0 else {
       warn(.chunkRejected, "chunk \(plan.index) has a negative index", protocolIssue: true)
       return
     }
-    // The owner numbers messages: newer opens (and interrupts), older is stale.
-    let owner = plan.message
-    if let newest = speech.newestMessage,
-      owner < newest || (owner == newest && speech.message == nil && speech.interruptedNewest)
-    {
-      warn(
-        .chunkRejected, "chunk \(plan.index) of \(owner) is stale (\(newest) is newer)",
-        protocolIssue: true)
+    if speech.message == nil, plan.message == speech.lastMessage {
+      // The message closed after an `audio_end` its owner took back: it goes on.
+      speech.message = MessageState(id: plan.message)
+    }
+    guard var current = speech.message, current.id == plan.message else {
+      warn(.chunkRejected, "chunk \(plan.index) of \(plan.message): not the message begun")
       return
     }
-    if speech.message == nil, owner == speech.newestMessage, let seen = speech.closedSeenIndexes {
-      // A chunk of the message that closed after an `audio_end` its owner took back: the
-      // message goes on.
-      openMessage(owner)
-      speech.message?.seenIndexes = seen
-    } else if speech.message?.id != owner {
-      interrupt(configuration)
-      if speech.message != nil { closeMessage() }
-      openMessage(owner)
-    } else if speech.message?.audioEnded == true {
-      speech.message?.audioEnded = false  // the owner took its `audio_end` back
-    }
-    // Checked after the interrupt: an empty chunk 0 still ends the old message.
+    current.audioEnded = false
+    speech.message = current
     guard !plan.frames.isEmpty else {
       warn(.chunkRejected, "chunk \(plan.index) has no frames", protocolIssue: true)
       return
     }
-    guard var current = speech.message, !current.seenIndexes.contains(plan.index) else {
-      warn(.chunkRejected, "chunk \(plan.index) was already received", protocolIssue: true)
-      return
-    }
-    current.seenIndexes.insert(plan.index)
-    speech.message = current
     let id = ChunkID(message: current.id, index: plan.index)
     for (position, frame) in plan.frames.enumerated() where frame.baseFrame < 0 {
       warn(
@@ -373,23 +370,11 @@ extension EngineState {
         chunk: id, frame: position, protocolIssue: true)
     }
     let chunk = QueuedChunk(
-      id: id, frames: plan.frames, imagesComplete: speech.completeIndexes.remove(plan.index) != nil,
+      id: id, frames: plan.frames, imagesComplete: false,
       startsOnFirstFrame: plan.startsOnFirstFrame)
     speech.queue.insert(
       chunk, at: speech.queue.firstIndex { $0.id.index > plan.index } ?? speech.queue.endIndex)
     out.append(.chunkQueued(id))
-  }
-
-  private mutating func openMessage(_ id: MessageID) {
-    speech.message = MessageState(id: id)
-    speech.newestMessage = id
-    speech.interruptedNewest = false
-    // Failed images stay failed (content keys: one id, one image) until one is ready; only
-    // a set grown large is trimmed to the keys of chunks still to play.
-    if speech.failedKeys.count > 4_096 {
-      let needed = Set(speech.queue.lazy.flatMap(\.keys))
-      speech.failedKeys = speech.failedKeys.filter { needed.contains($0) }
-    }
   }
 
   /// The connection is gone: nothing more can come for the open message. Its chunks play
@@ -418,7 +403,6 @@ extension EngineState {
       out.append(.speakingEnded(current.id, interrupted: true))
     }
     metrics.interrupts += 1
-    speech.interruptedNewest = true
     speech.playing = nil
     speech.queue = []
     speech.boundarySince = nil

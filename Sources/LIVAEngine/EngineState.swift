@@ -68,7 +68,6 @@ struct EngineState: Sendable {
     let id: MessageID
     var audioEnded = false
     var speaking = false
-    var seenIndexes: Set<Int> = []
   }
 
   /// A wait at a chunk boundary past the grace: the frame the chunk ended on, which way the
@@ -129,8 +128,8 @@ struct EngineState: Sendable {
 
   /// The speech queue: the open message, the chunk playing, those waiting, and their images.
   struct SpeechQueue: Sendable {
-    /// The newest message opened: chunks of older ones are stale.
-    var newestMessage: MessageID?
+    /// The last message begun: a plan of it after it closed reopens it.
+    var lastMessage: MessageID?
     var message: MessageState?
     var playing: PlayingChunk?
     var queue: [QueuedChunk] = []
@@ -141,14 +140,9 @@ struct EngineState: Sendable {
     /// shed): their mouths are drawn without waiting. A later ``imageReady`` of the key clears
     /// it.
     var failedKeys: Set<String> = []
-    var completeIndexes: Set<Int> = []
     /// Images received and still decoding: waited for even in a chunk whose images were all
     /// sent.
     var inFlightKeys: Set<String> = []
-    /// The newest message was interrupted: none of its chunks may open it again.
-    var interruptedNewest = false
-    /// The chunk indexes the last closed message had, should its owner reopen it.
-    var closedSeenIndexes: Set<Int>?
     /// The frame clock when bytes of the link last arrived (``LIVAEngine/linkDelivered()``).
     var lastDelivery: Double?
   }

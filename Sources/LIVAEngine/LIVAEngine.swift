@@ -130,19 +130,17 @@ public struct LIVAEngine: Sendable {
     state.connectionLost()
   }
 
-  /// Every image of the current message's chunk `chunkIndex` has been sent
+  /// Every image of the open message's chunk `chunkIndex`, queued or playing, has been sent
   /// (`chunk_images_ready`). An image not ready then will not come unless it is in flight
   /// (``imagesInFlight(_:)``): the chunk may start with fewer than the threshold frames ready,
   /// waiting only for first frames whose images are still decoding, and a frame whose image is
-  /// neither ready nor in flight is drawn without it at once instead of held. May come before
-  /// the chunk's plan.
+  /// neither ready nor in flight is drawn without it at once instead of held. The owner says it
+  /// once the chunk is enqueued (it keeps one that comes before).
   public mutating func chunkImagesComplete(chunkIndex: Int) {
     if let position = state.speech.queue.firstIndex(where: { $0.id.index == chunkIndex }) {
       state.speech.queue[position].imagesComplete = true
     } else if state.speech.playing?.chunk.id.index == chunkIndex {
       state.speech.playing?.chunk.imagesComplete = true
-    } else {
-      state.speech.completeIndexes.insert(chunkIndex)
     }
   }
 
@@ -156,11 +154,21 @@ public struct LIVAEngine: Sendable {
     }
   }
 
-  /// Accepts a chunk's plan. A chunk of a newer message (``ChunkPlan/message``, numbered by
-  /// the owner) opens it and interrupts whatever is playing or queued (its audio is stopped
-  /// and its images evicted), whatever its index. Empty, duplicate and stale chunks are
-  /// rejected with a warning; negative frame numbers are flagged now and, when reached, drawn
-  /// without a mouth on the next frame of the animation on screen.
+  /// A new message (numbered by the owner): whatever plays or is queued of the one before is
+  /// dropped (its audio stopped, its images evicted), even if the new one brings no chunk, and
+  /// the plans enqueued next are this message's.
+  public mutating func begin(_ message: MessageID) -> [EngineAction] {
+    state.out = []
+    state.begin(message, configuration)
+    return state.takeActions()
+  }
+
+  /// Accepts a chunk's plan of the message begun (``begin(_:)``), queued in index order. The
+  /// owner decides what belongs to a message (re-sends, stale chunks, their order): the engine
+  /// trusts it, and rejects with a warning only what it cannot play (no frames, a negative
+  /// index, a message not begun). After the message closed on ``audioEnded()``, a plan of it
+  /// reopens it (the owner took the `audio_end` back). Negative frame numbers are flagged now
+  /// and, when reached, drawn without a mouth on the next frame of the animation on screen.
   public mutating func enqueue(_ plan: ChunkPlan) -> [EngineAction] {
     state.out = []
     state.enqueue(plan, configuration)
@@ -173,7 +181,6 @@ public struct LIVAEngine: Sendable {
     state.out = []
     state.interrupt(configuration)
     if state.speech.message != nil { state.closeMessage() }
-    state.speech.interruptedNewest = true
     return state.takeActions()
   }
 

@@ -243,7 +243,7 @@ struct EnginePropertyTests {
     enum Input {
       case chunk(tag: String, plan: ChunkPlan)
       case ready(String)
-      case complete(Int)
+      case complete(MessageID, Int)
       case audioEnd
       case interrupt
       case request(AnimationName)
@@ -283,7 +283,7 @@ struct EnginePropertyTests {
           add(ready, .ready(frame.layers[0].key))
         }
         session.imagesReadyAt[ChunkID(message: MessageID(m), index: index)] = lastReady
-        if random.chance(0.7) { add(arrival + 1, .complete(index)) }
+        if random.chance(0.7) { add(arrival + 1, .complete(MessageID(m), index)) }
         t = arrival + Double(size) / 30 * Double(random.next(in: 50...110)) / 100
         start += size
         index += 1
@@ -305,7 +305,11 @@ struct EnginePropertyTests {
       while next < inputs.count, inputs[next].time <= now {
         switch inputs[next].input {
         case .chunk(let tag, let plan):
-          let actions = engine.enqueue(plan)
+          // What the speech session does: a chunk 0 begins its message, and the chunks of a
+          // message the app interrupted are dropped before the engine.
+          if session.interruptedAt[tag] != nil, currentTag == tag { break }
+          var actions = plan.index == 0 ? engine.begin(plan.message) : []
+          actions += engine.enqueue(plan)
           for action in actions {
             if case .chunkQueued(let id) = action { session.plans[id] = plan }
             if case .stopAudio = action { audio = nil }
@@ -316,7 +320,9 @@ struct EnginePropertyTests {
           }
           currentTag = tag
         case .ready(let key): engine.imageReady(key)
-        case .complete(let index): engine.chunkImagesComplete(chunkIndex: index)
+        case .complete(let message, let index):
+          // The session credits `chunk_images_ready` to its own message only.
+          if engine.currentMessage == message { engine.chunkImagesComplete(chunkIndex: index) }
         case .audioEnd: engine.audioEnded()
         case .interrupt:
           let actions = engine.interrupt()

@@ -70,7 +70,7 @@ struct EngineRobustnessTests {
       index: 0, frames: Array(frames.prefix(20)) + talkingWalk(count: 40, tag: "late").suffix(20),
       message: MessageID(0))
     driver.engine.imagesReady(plan.frames.prefix(20).flatMap(\.layers).map(\.key))
-    driver.inputActions += driver.engine.enqueue(plan)
+    driver.enqueue(plan, ready: false)
     driver.run(until: 0.5)
     driver.engine.connectionLost()
     driver.runUntilIdle()
@@ -109,7 +109,7 @@ struct EngineRobustnessTests {
     var driver = Driver()
     driver.tick(at: 0)
     let plan = ChunkPlan(index: 0, frames: talkingWalk(count: 12), message: MessageID(0))
-    driver.inputActions += driver.engine.enqueue(plan)
+    driver.enqueue(plan, ready: false)
     for key in plan.frames.flatMap(\.layers).map(\.key) { driver.engine.imageFailed(key) }
     driver.engine.audioEnded()
     driver.runUntilIdle()
@@ -123,68 +123,48 @@ struct EngineRobustnessTests {
     #expect(driver.engine.metrics.desyncs == 0)
   }
 
-  @Test("an empty chunk 0 still interrupts the old message (the new one is not merged into it)")
-  func emptyChunkZeroInterrupts() {
+  @Test("begin interrupts the old message even before a chunk of the new one; its chunks join it")
+  func beginInterrupts() {
     var driver = Driver()
     driver.tick(at: 0)
     driver.enqueue(
       ChunkPlan(index: 0, frames: talkingWalk(count: 60, tag: "a"), message: MessageID(0)))
     driver.run(until: 1)
-    let actions = driver.engine.enqueue(ChunkPlan(index: 0, frames: [], message: MessageID(1)))
-    #expect(actions.contains { if case .evictImages = $0 { true } else { false } })
-    // Chunk 1 of the new message is accepted (it is not "over", nor part of the old one).
+    let actions = driver.engine.begin(MessageID(1))
+    #expect(
+      actions.contains { if case .evictImages(let m, _) = $0 { m == MessageID(0) } else { false } })
+    #expect(driver.engine.currentMessage == MessageID(1))
+    // An empty chunk 0 is rejected; chunk 1 of the new message joins it.
+    let empty = driver.engine.enqueue(ChunkPlan(index: 0, frames: [], message: MessageID(1)))
+    #expect(
+      empty.contains { if case .warning(let w) = $0 { w.code == .chunkRejected } else { false } })
     let next = driver.engine.enqueue(
       ChunkPlan(index: 1, frames: talkingWalk(count: 10, tag: "b"), message: MessageID(1)))
-    #expect(
-      next.contains {
-        if case .chunkQueued(let id) = $0 { id.message == MessageID(1) } else { false }
-      })
+    #expect(next == [.chunkQueued(ChunkID(message: MessageID(1), index: 1))])
   }
 
-  @Test("chunk 0 of the open message again is a duplicate: it neither interrupts nor opens")
-  func chunkZeroAgainIsDuplicate() {
-    var driver = Driver()
-    driver.tick(at: 0)
-    let plan = ChunkPlan(index: 0, frames: talkingWalk(count: 60, tag: "a"), message: MessageID(3))
-    driver.enqueue(plan)
-    driver.run(until: 0.5)
-    let again = driver.engine.enqueue(plan)
-    #expect(!again.contains { if case .evictImages = $0 { true } else { false } })
-    #expect(!again.contains { if case .chunkQueued = $0 { true } else { false } })
-    #expect(
-      again.contains {
-        if case .warning(let warning) = $0 { warning.code == .chunkRejected } else { false }
-      })
-    driver.runUntilIdle()
-    // The message played once, whole.
-    #expect(driver.draws.filter { $0.frame.chunk != nil }.count == 60)
-  }
-
-  @Test("owner-numbered messages: a newer one interrupts whatever its index; an older one is stale")
-  func ownerNumbered() {
+  @Test(
+    "a plan of a message not begun is rejected; one of the last message after it closed reopens it")
+  func onlyTheMessageBegun() {
     var driver = Driver()
     driver.tick(at: 0)
     driver.enqueue(
-      ChunkPlan(index: 0, frames: talkingWalk(count: 30, tag: "a"), message: MessageID(4)))
-    driver.run(until: 0.5)
-    // A late chunk of an older message (interrupted earlier) is rejected.
-    let stale = driver.engine.enqueue(
+      ChunkPlan(index: 0, frames: talkingWalk(count: 12, tag: "a"), message: MessageID(4)))
+    let other = driver.engine.enqueue(
       ChunkPlan(index: 3, frames: talkingWalk(count: 10, tag: "x"), message: MessageID(2)))
     #expect(
-      stale.contains { if case .warning(let w) = $0 { w.code == .chunkRejected } else { false } })
+      other.contains { if case .warning(let w) = $0 { w.code == .chunkRejected } else { false } })
+    #expect(!other.contains { if case .chunkQueued = $0 { true } else { false } })
     #expect(driver.engine.currentMessage == MessageID(4))
-    // Chunk 1 of message 4 joins it; chunk 0 of message 5 interrupts it.
-    let joined = driver.engine.enqueue(
+    // `audio_end`, played out: the message closes. Its owner takes the `audio_end` back with
+    // a chunk of it: the message goes on, nothing interrupted.
+    driver.engine.audioEnded()
+    driver.runUntilIdle()
+    #expect(driver.engine.currentMessage == nil)
+    let again = driver.engine.enqueue(
       ChunkPlan(index: 1, frames: talkingWalk(count: 10, tag: "a1"), message: MessageID(4)))
-    #expect(
-      joined.contains {
-        if case .chunkQueued(let id) = $0 { id.message == MessageID(4) } else { false }
-      })
-    let newer = driver.engine.enqueue(
-      ChunkPlan(index: 0, frames: talkingWalk(count: 10, tag: "b"), message: MessageID(5)))
-    #expect(
-      newer.contains { if case .evictImages(let m, _) = $0 { m == MessageID(4) } else { false } })
-    #expect(driver.engine.currentMessage == MessageID(5))
+    #expect(again == [.chunkQueued(ChunkID(message: MessageID(4), index: 1))])
+    #expect(driver.engine.currentMessage == MessageID(4))
   }
 
   @Test("mouthless slots (a chunk without a plan) continue the animation on screen, then loop")

@@ -160,7 +160,10 @@ struct EngineSlowLinkTests {
       while next < wire.count, wire[next].end <= delivered + 1e-9 {
         switch wire[next].event {
         case .plan(let index):
-          if index == 0 { engine.imagesReady([plans[0].frames[0].layers[0].key]) }
+          if index == 0 {
+            engine.imagesReady([plans[0].frames[0].layers[0].key])
+            _ = engine.begin(MessageID(0))
+          }
           _ = engine.enqueue(plans[index])
         case .batch(let keys): engine.imagesReady(keys)
         case .ready(let index): engine.chunkImagesComplete(chunkIndex: index)

@@ -72,6 +72,8 @@ struct Driver {
   var now = 0.0
   var log: [Entry] = []
   var inputActions: [EngineAction] = []
+  /// The last message begun by ``enqueue(_:ready:)``.
+  var begun: MessageID?
   var audioPlaying: (id: ChunkID, start: Double, offset: Double)?
 
   init(configuration: EngineConfiguration = .init(), counts: [String: Int] = standardCounts) {
@@ -118,8 +120,14 @@ struct Driver {
     }
   }
 
+  /// Enqueues a plan; a plan of another message than the open one begins its message first
+  /// (as the speech session does at its chunk 0).
   mutating func enqueue(_ plan: ChunkPlan, ready: Bool = true) {
     if ready { engine.imagesReady(plan.frames.flatMap(\.layers).map(\.key)) }
+    if begun != plan.message {
+      begun = plan.message
+      inputActions += engine.begin(plan.message)
+    }
     inputActions += engine.enqueue(plan)
   }
 

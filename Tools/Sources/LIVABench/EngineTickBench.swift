@@ -50,6 +50,7 @@ public final class EngineTickBench: @unchecked Sendable {
     while engine.queuedChunks.count < 3 {
       let plan = plan(nextChunk)
       engine.imagesReady(plan.frames.map { $0.layers[0].key })
+      if nextChunk == 0 { _ = engine.begin(plan.message) }
       _ = engine.enqueue(plan)
       nextChunk += 1
     }
