@@ -122,13 +122,13 @@ struct MouthDecodeWindow {
 
 /// A queued chunk's image keys: each once, in the order the chunk draws them (first use
 /// first), and how many of them its first frames draw (those it needs to start).
-struct ChunkKeys {
+package struct ChunkKeys: Sendable {
   /// Every key the chunk draws, first use first.
-  let ordered: [String]
+  package let ordered: [String]
   /// How many of ``ordered`` the chunk's first `startFrames` frames draw.
   let toStart: Int
 
-  init(_ plan: ChunkPlan, startFrames: Int) {
+  package init(_ plan: ChunkPlan, startFrames: Int) {
     var seen = Set<String>()
     var ordered: [String] = []
     var toStart = 0

@@ -8,8 +8,8 @@ import Logging
 /// out. No clock, no locks, no I/O: time comes in as an argument, and the owner (``LIVAPlayer``)
 /// carries out the effects in order, outside its lock.
 ///
-/// It holds the engine, the speech receiver (message identity), each chunk's audio and image
-/// claims, and the metrics. The same inputs always give the same effects, so generated sessions
+/// It holds the engine, the speech session (message identity, each held chunk's audio and
+/// image keys), the decode window of mouths, and the metrics. The same inputs always give the same effects, so generated sessions
 /// run through it on a virtual clock.
 public struct PlayerCore: Sendable {
   /// What the owner must do, in order.
@@ -49,10 +49,8 @@ public struct PlayerCore: Sendable {
 
   /// The engine.
   public private(set) var engine: LIVAEngine
-  private var receiver: SpeechReceiver
-  private var audioByChunk: [ChunkID: Data] = [:]
-  /// The image keys of every chunk queued or playing.
-  private var keysByChunk: [ChunkID: ChunkKeys] = [:]
+  /// Message identity and each held chunk's audio and image keys.
+  private var session: SpeechSession
   /// The connection is down: what still arrives was received before the drop.
   private var offline = false
   /// The last tick's time.
@@ -98,7 +96,7 @@ public struct PlayerCore: Sendable {
     self.reservedFrames = max(0, reservedFrames)
     mouths = MouthDecodeWindow(decodedBudget: overlayBudget, encodedBudget: encodedOverlayBudget)
     engine = LIVAEngine(configuration: configuration)
-    receiver = SpeechReceiver(speakingFPS: configuration.speakingFPS)
+    session = SpeechSession(speakingFPS: configuration.speakingFPS)
     // A wait at a chunk boundary within the engine's grace (and a frame and a tick more) is a
     // wait, not a freeze.
     accounting.freezes = FreezeDetector(
@@ -122,7 +120,7 @@ public struct PlayerCore: Sendable {
   }
 
   /// Chunks whose audio or image claims are held (queued or playing).
-  public var heldChunks: Int { max(audioByChunk.count, keysByChunk.count) }
+  public var heldChunks: Int { session.heldChunks }
 
   /// Frames a window of `budget` bytes holds: as many as fit, less two for the frame being
   /// drawn and a decode in flight; what is beyond (least urgent) waits for the next update.
@@ -214,7 +212,7 @@ public struct PlayerCore: Sendable {
       if case .audioChunk = event { accounting.chunksReceived += 1 }
       if case .audioEnd = event { accounting.audioEndsReceived += 1 }
       return perform(
-        receiver.receive(event, now: lastTick ?? 0, fromLostConnection: fromLostConnection))
+        session.receive(event, now: lastTick ?? 0, fromLostConnection: fromLostConnection))
     case .playBaseAnimation(let name):
       return play(name)
     case .baseAnimationsManifest, .animationTotalFrames, .baseFrame, .animationFramesComplete:
@@ -252,7 +250,7 @@ public struct PlayerCore: Sendable {
 
   /// The connection is gone: what was received plays out, then the avatar returns to idle.
   public mutating func connectionLost() -> [Effect] {
-    let actions = receiver.connectionLost()
+    let actions = session.connectionLost()
     offline = true
     engine.connectionLost()
     return perform(actions)
@@ -261,7 +259,7 @@ public struct PlayerCore: Sendable {
   /// The connection is back.
   public mutating func connectionRestored() {
     offline = false
-    receiver.connectionRestored()
+    session.connectionRestored()
   }
 
   /// Bytes of the backend's link arrived since the last tick (``LIVAEngine/linkDelivered()``).
@@ -269,7 +267,7 @@ public struct PlayerCore: Sendable {
 
   /// Interrupts the current message (from the app).
   public mutating func interrupt() -> [Effect] {
-    receiver.interrupt()
+    session.interrupt()
     return perform(engine.interrupt(), at: lastTick ?? 0) + [.updateWindow]
   }
 
@@ -335,7 +333,7 @@ public struct PlayerCore: Sendable {
 
   /// One display tick at `now`, with the audio clock read for it.
   public mutating func tick(now: Double, audio clock: AudioClock?) -> [Effect] {
-    var effects = perform(receiver.expire(now: now))
+    var effects = perform(session.expire(now: now))
     if let last = lastTick, now - last > 1.5 / expectedTickRate { accounting.lateTicks += 1 }
     lastTick = now
     accounting.ticks += 1
@@ -427,37 +425,22 @@ public struct PlayerCore: Sendable {
 
   // MARK: - Carrying out decisions
 
-  private mutating func perform(_ actions: [SpeechReceiver.Action]) -> [Effect] {
+  private mutating func perform(_ commands: [SpeechSession.Command]) -> [Effect] {
     var effects: [Effect] = []
-    // Claimed before anything else: a message these actions begin interrupts the one before,
+    // Claimed before anything else: a message these commands begin interrupts the one before,
     // and that must not drop images the new chunks share with it.
-    for case .enqueue(let plan, _) in actions {
+    for case .enqueue(let plan, _) in commands {
       let keys = Set(plan.frames.flatMap(\.layers).map(\.key))
       if !keys.isEmpty { effects.append(.claim(keys, message: plan.message)) }
     }
-    for action in actions {
-      switch action {
+    for command in commands {
+      switch command {
       case .begin(let message):
         effects += perform(engine.begin(message), at: lastTick ?? 0)
       case .enqueue(let plan, let audio):
         effects += enqueue(plan, audio: audio)
-      case .decode(let overlays, _):
-        engine.imagesInFlight(overlays.map(\.key))
-        effects += receiveImages(overlays)
-      case .imagesFailed(let keys):
-        accounting.failedImages += keys.count
-        for key in keys { engine.imageFailed(key) }
-      case .imagesSent(let chunk, let message, _, let ahead):
-        // Socket.IO keeps order, and `chunk_images_ready` follows its chunk's batches: when none
-        // of the chunk's images came before it, it was another message's. One that came before
-        // the chunk's plan was another's unless every one of the plan's images came before it
-        // (an interrupted message's, or a chunk of the same index earlier: its images are
-        // still coming, and taken as sent they would be drawn without).
-        let id = ChunkID(message: message, index: chunk)
-        if let keys = keysByChunk[id]?.ordered, !keys.isEmpty,
-          ahead
-            ? !keys.allSatisfy(engine.knowsImage) : !keys.contains(where: engine.knowsImage)
-        {
+      case .imagesSent(let id, let ahead):
+        guard session.credits(id, ahead: ahead, knows: engine.knowsImage) else {
           accounting.staleEvents += 1
           effects.append(
             .log(
@@ -465,12 +448,18 @@ public struct PlayerCore: Sendable {
               ["chunk": "\(id)"]))
           continue
         }
-        if engine.currentMessage == message { engine.chunkImagesComplete(chunkIndex: chunk) }
+        if engine.currentMessage == id.message { engine.chunkImagesComplete(chunkIndex: id.index) }
       case .audioEnded:
         engine.audioEnded()
         // The message will finish instead of waiting for a next chunk: a path the window
         // (planned while it waited) did not hold. Its first frame may be due at the next tick.
         effects.append(.updateWindow)
+      case .decode(let overlays, _):
+        engine.imagesInFlight(overlays.map(\.key))
+        effects += receiveImages(overlays)
+      case .imagesFailed(let keys):
+        accounting.failedImages += keys.count
+        for key in keys { engine.imageFailed(key) }
       case .dropped(let event, let chunk, let reason):
         switch reason {
         case .stale: accounting.staleEvents += 1
@@ -502,8 +491,7 @@ public struct PlayerCore: Sendable {
     var queued: [ChunkID] = []
     for case .chunkQueued(let id) in actions {
       queued.append(id)
-      keysByChunk[id] = chunkKeys
-      if let data, !data.isEmpty { audioByChunk[id] = data }
+      session.queued(id, keys: chunkKeys, audio: data)
     }
     if queued.isEmpty, !keys.isEmpty {
       // Not taken (a re-send, or stale): its claims go, unless a queued chunk has them.
@@ -548,24 +536,20 @@ public struct PlayerCore: Sendable {
 
   /// Sends the images whose turn it is to be decoded (see ``MouthDecodeWindow``).
   private mutating func admitDecodes() -> [Effect] {
-    let chunks = keysByChunk.keys.sorted { ($0.message, $0.index) < ($1.message, $1.index) }
-    let batch = mouths.admit(chunks: chunks.map { keysByChunk[$0]! })
+    let batch = mouths.admit(chunks: session.chunkKeys)
     guard let first = batch.first else { return [] }
     // The chunk of the batch's first image, for logs (-1: no plan claimed it yet).
-    let chunk = keysByChunk.first { $0.value.ordered.contains(first.key) }?.key.index
-    return [.decode(batch, chunk: chunk ?? -1)]
+    return [.decode(batch, chunk: session.chunkIndex(drawing: first.key) ?? -1)]
   }
 
-  private var keysStillUsed: Set<String> {
-    keysByChunk.values.reduce(into: Set<String>()) { $0.formUnion($1.ordered) }
-  }
+  private var keysStillUsed: Set<String> { session.keysStillUsed }
 
   private mutating func perform(_ actions: [EngineAction], at now: Double) -> [Effect] {
     var effects: [Effect] = []
     for action in actions {
       switch action {
       case .startAudio(let id, let offset):
-        if let data = audioByChunk[id] {
+        if let data = session.audio(for: id) {
           effects.append(.startAudio(id, data, offset: offset, at: now))
         } else {
           effects.append(.log(.warning, "[LIVA] no audio for chunk", ["chunk": "\(id)"]))
@@ -577,18 +561,14 @@ public struct PlayerCore: Sendable {
       case .resumeAudio:
         effects.append(.resumeAudio(at: now))
       case .evictImages(let message, _):
-        audioByChunk = audioByChunk.filter { $0.key.message != message }
-        let dropped = keysByChunk.filter { $0.key.message == message }.values
-          .reduce(into: Set<String>()) { $0.formUnion($1.ordered) }
-        keysByChunk = keysByChunk.filter { $0.key.message != message }
+        let dropped = session.dropped(message)
         mouths.forget(dropped.subtracting(keysStillUsed))
         effects += admitDecodes()
         // Its images are content: decodes under way go on (the next message may show the
         // same mouths), and what only it claimed is the first to go when room is needed.
         effects.append(.evict(message))
       case .chunkFinished(let report):
-        audioByChunk.removeValue(forKey: report.id)
-        let keys = Set(keysByChunk.removeValue(forKey: report.id)?.ordered ?? [])
+        let keys = session.finished(report.id)
         accounting.chunkReports.append(report)
         if accounting.chunkReports.count > 1_000 { accounting.chunkReports.removeFirst() }
         // Played: its images go first when room is needed, or at a purge.
