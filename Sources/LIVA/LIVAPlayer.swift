@@ -33,9 +33,6 @@ public final class LIVAPlayer: Sendable {
   private let ingest: Locked<IngestPipeline?>
   let compositor: Locked<(compositor: Compositor?, pool: FramePool)>
   let state: Locked<State>
-  /// Held while an audio action is carried out: a start checks, inside it, that its chunk was
-  /// not interrupted since the tick that decided it, so it can never land after the stop.
-  private let audioGate = Locked(())
   /// Held while a window is worked out and asked for (``updateWindow()``).
   private let windowGate = Locked(())
   private let audio: any AudioOutput
@@ -344,18 +341,20 @@ public final class LIVAPlayer: Sendable {
         overlays.evict(message: message.rawValue)
       case .prepareAudio(let id, let data, let now):
         audio.prepare(id, audio: data, at: now)
-      case .startAudio(let id, let data, let offset, let now):
-        audioGate.withLock { _ in
-          // A concurrent interrupt may have stopped this chunk since the tick decided it.
-          guard state.withLock({ $0.core.isCurrent(id) }) else {
-            logger.debug(
-              "[LIVA] start of an interrupted chunk skipped", metadata: ["chunk": "\(id)"])
-            return
-          }
+      case .startAudio(let id, let data, let offset, let now, let generation):
+        // Under the core's lock, with its generation: an interrupt on another thread since the
+        // tick that decided the start dropped this chunk, and its stop cannot come between.
+        let started = state.withLock { state in
+          guard state.core.generation == generation else { return false }
           audio.start(id, audio: data, offset: offset, at: now)
+          return true
+        }
+        if !started {
+          logger.debug(
+            "[LIVA] start of an interrupted chunk skipped", metadata: ["chunk": "\(id)"])
         }
       case .stopAudio(let id, let now):
-        audioGate.withLock { _ in audio.stop(id, at: now) }
+        state.withLock { _ in audio.stop(id, at: now) }
       case .pauseAudio(let now):
         audio.pause(at: now)
       case .resumeAudio(let now):

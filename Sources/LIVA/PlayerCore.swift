@@ -24,8 +24,11 @@ public struct PlayerCore: Sendable {
     case evict(MessageID)
     /// Schedule a queued chunk's audio ahead (an output with latency).
     case prepareAudio(ChunkID, Data, at: Double)
-    /// Start a chunk's audio `offset` seconds in.
-    case startAudio(ChunkID, Data, offset: Double, at: Double)
+    /// Start a chunk's audio `offset` seconds in, unless the speech moved on since: carry it
+    /// out only while ``generation`` is still `generation` (checked together with the start,
+    /// so an interrupt on another thread lands either before it, and the start is dropped, or
+    /// after it, and stops it).
+    case startAudio(ChunkID, Data, offset: Double, at: Double, generation: Int)
     /// Stop a chunk's audio.
     case stopAudio(ChunkID, at: Double)
     /// Pause the audio clock.
@@ -114,10 +117,9 @@ public struct PlayerCore: Sendable {
     return metrics
   }
 
-  /// Whether `chunk`'s audio may still start: its message is the open one, or it is playing.
-  public func isCurrent(_ chunk: ChunkID) -> Bool {
-    engine.currentMessage == chunk.message || engine.playingChunk == chunk
-  }
+  /// The speech generation: counted up at every message begun and every interrupt. An audio
+  /// start decided in an earlier one is for a chunk that was dropped since.
+  public private(set) var generation = 0
 
   /// Chunks whose audio or image claims are held (queued or playing).
   public var heldChunks: Int { session.heldChunks }
@@ -268,6 +270,7 @@ public struct PlayerCore: Sendable {
   /// Interrupts the current message (from the app).
   public mutating func interrupt() -> [Effect] {
     session.interrupt()
+    generation += 1
     return perform(engine.interrupt(), at: lastTick ?? 0) + [.updateWindow]
   }
 
@@ -436,6 +439,7 @@ public struct PlayerCore: Sendable {
     for command in commands {
       switch command {
       case .begin(let message):
+        generation += 1
         effects += perform(engine.begin(message), at: lastTick ?? 0)
       case .enqueue(let plan, let audio):
         effects += enqueue(plan, audio: audio)
@@ -550,7 +554,7 @@ public struct PlayerCore: Sendable {
       switch action {
       case .startAudio(let id, let offset):
         if let data = session.audio(for: id) {
-          effects.append(.startAudio(id, data, offset: offset, at: now))
+          effects.append(.startAudio(id, data, offset: offset, at: now, generation: generation))
         } else {
           effects.append(.log(.warning, "[LIVA] no audio for chunk", ["chunk": "\(id)"]))
         }

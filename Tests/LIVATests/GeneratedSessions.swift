@@ -306,8 +306,10 @@ struct GeneratedSession: CustomStringConvertible {
           for key in claims.keys { claims[key]?.remove(message) }
         case .prepareAudio:
           break
-        case .startAudio(let id, let data, let offset, let now):
-          if core.isCurrent(id) { audio.start(id, audio: data, offset: offset, at: now) }
+        case .startAudio(let id, let data, let offset, let now, let generation):
+          if core.generation == generation {
+            audio.start(id, audio: data, offset: offset, at: now)
+          }
         case .stopAudio(let id, let now):
           audio.stop(id, at: now)
         case .pauseAudio(let now):
