@@ -188,6 +188,7 @@ let package = Package(
         "LIVAServer", .product(name: "LIVAProtocol", package: "LIVA"),
         .product(name: "LIVAMedia", package: "LIVA"),
         .product(name: "LIVATestSupport", package: "LIVA"),
+        .product(name: "Locking", package: "LIVA"),
       ],
       packageAccess: false, swiftSettings: strict),
     // The `liva` executable itself: run in child processes (serve's faults seen from a socket,

@@ -1,6 +1,8 @@
+import Dispatch
 import Foundation
 import LIVAMedia
 import LIVAProtocol
+import Locking
 import Testing
 
 @testable import LIVAServer
@@ -247,6 +249,37 @@ struct SampleAvatarTests {
     #expect(!FileManager.default.fileExists(atPath: marker.path), "a stale pack is replaced")
     let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
     #expect(leftovers == ["sample-avatar-32x32"])
+  }
+
+  /// Servers started together on one cache (a stale pack in it) each regenerate it; the
+  /// removal of the stale directory is not atomic, so one could read a half-removed pack or
+  /// remove the other's.
+  @Test("servers regenerating one stale cache together all get the current pack")
+  func concurrentRegeneration() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.cleanup() }
+    let avatar = try SampleAvatar(
+      configuration: .init(
+        width: 16, height: 16, includesGreeting: false, includesSecondTalkingPose: false))
+    for round in 0..<4 {
+      let first = try avatar.cachedPack(in: directory.url)
+      var stale = first.manifest
+      stale.generatorVersion = "0"
+      try stale.jsonData().write(to: first.root.appendingPathComponent("manifest.json"))
+      let results = Locked<[Result<String, LIVAServerError>]>([])
+      DispatchQueue.concurrentPerform(iterations: 6) { _ in
+        let result = Result { () throws(LIVAServerError) -> String in
+          try avatar.cachedPack(in: directory.url).manifest.generatorVersion
+        }
+        results.withLock { $0.append(result) }
+      }
+      let versions = results.withLock { $0 }.map { try? $0.get() }
+      #expect(
+        versions.allSatisfy { $0 == SampleAvatar.generatorVersion },
+        "round \(round): \(results.withLock { $0 })")
+      let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
+      #expect(leftovers == ["sample-avatar-16x16"], "round \(round)")
+    }
   }
 
   @Test(
