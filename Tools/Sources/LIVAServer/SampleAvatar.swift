@@ -1,8 +1,6 @@
-import Dispatch
 import Foundation
 import LIVAMedia
 import LIVAProtocol
-import Locking
 
 /// Generates the sample avatar: a simple, friendly character (head and shoulders) drawn in
 /// pure Swift, written as an ``AvatarPack``.
