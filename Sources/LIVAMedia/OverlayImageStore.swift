@@ -2,7 +2,7 @@ import Foundation
 import Locking
 
 /// Decoded overlay images keyed by overlay id (the protocol's content key,
-/// `"{animation}/{sprite frame}/{sheet}"`), bounded by bytes: a locked ``ImageCache`` with the
+/// `"{animation}/{sprite frame}/{sheet}"`), bounded by bytes: a locked `ImageCache` with the
 /// claims of queued chunks and the decodes under way.
 ///
 /// - **Ready means decoded:** a key is readable only once its pixels are in the store.
