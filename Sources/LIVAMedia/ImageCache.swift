@@ -62,9 +62,6 @@ struct ImageCache<Key: Hashable> {
   /// `key`'s image without marking it used; nil when it is not held.
   func peek(_ key: Key) -> RGBAImage? { slotOfKey[key].flatMap { slots[$0]?.image } }
 
-  /// How many pins `key` has (whether or not its image is held).
-  func pinCount(_ key: Key) -> Int { pins[key] ?? 0 }
-
   /// `key`'s image, marked most recently used; nil when it is not held.
   mutating func image(for key: Key) -> RGBAImage? {
     guard let slot = slotOfKey[key], let image = slots[slot]?.image else { return nil }
