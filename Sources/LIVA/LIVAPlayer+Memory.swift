@@ -22,7 +22,7 @@ extension LIVAPlayer {
       case .framePoolSpares:
         compositor.withLock { $0.pool.releaseBuffers() }
       case .playedOverlays:
-        overlays.purgeUnowned()
+        overlays.purgeUnclaimed()
       case .decodedFramesBehind:
         baseFrames.purgeMemory(keeping: windowFrames)
       case .decodedFrames:

@@ -332,13 +332,13 @@ public final class LIVAPlayer: Sendable {
       switch effect {
       case .decode(let overlays, let chunk):
         // Content-addressed: the images belong to no message until a plan claims them.
-        ingest.withLock { $0 }?.submit(overlays, chunk: chunk, message: 0, ownedByMessage: false)
+        ingest.withLock { $0 }?.submit(overlays, chunk: chunk, message: 0)
       case .claim(let keys, let message):
-        for key in keys { _ = overlays.retain(key, message: message.rawValue) }
+        overlays.claim(keys, message: message.rawValue)
       case .release(let keys, let message):
         overlays.release(keys, message: message.rawValue)
       case .evict(let message):
-        overlays.evict(message: message.rawValue)
+        overlays.withdrawClaims(message: message.rawValue)
       case .prepareAudio(let id, let data, let now):
         audio.prepare(id, audio: data, at: now)
       case .startAudio(let id, let data, let offset, let now, let generation):

@@ -103,15 +103,15 @@ extension BaseFrameStore {
     guard Self.hasPoster(animation, index),
       let image = Self.readPoster(posterURL(animation, directory))
     else { return nil }
-    _ = decoded.insert(image, for: Self.key(animation, id, index), message: id)
+    decoded.insert(image, for: Self.key(animation, id, index))
     state.withLock { $0.statistics.diskLoads += 1 }
     return image
   }
 
   /// The key of a version's decoded frame: a frame of a replaced version is never found as
   /// the new one's, even when its decode finishes after the swap.
-  static func key(_ animation: AnimationName, _ version: Int, _ index: Int) -> String {
-    "\(animation.rawValue)/\(version)/\(index)"
+  static func key(_ animation: AnimationName, _ version: Int, _ index: Int) -> DecodedFrames.Key {
+    DecodedFrames.Key(frame: BaseFrameRef(animation: animation, index: index), version: version)
   }
 
   /// Reads and decodes frames of a cached animation into memory, on the calling thread (a
@@ -229,20 +229,20 @@ extension BaseFrameStore {
   /// Current statistics.
   public var statistics: Statistics {
     var statistics = state.withLock { $0.statistics }
-    statistics.memoryBytes = decoded.statistics.bytes
+    statistics.memoryBytes = decoded.bytes
     return statistics
   }
 
   /// Drops every decoded frame held in memory (memory pressure); the disk is untouched.
   public func purgeMemory() {
-    decoded.purge()
+    decoded.removeAll()
   }
 
   /// Drops every decoded frame except `frames` (memory pressure: keep what is on screen and
   /// idle frame 0, or the window ahead); the disk is untouched.
   public func purgeMemory(keeping frames: [BaseFrameRef]) {
     let ids = state.withLock { state in state.animations.compactMapValues { $0.current?.id } }
-    decoded.purge(
+    decoded.removeAll(
       keeping: Set(
         frames.compactMap { frame in
           ids[frame.animation].map { Self.key(frame.animation, $0, frame.index) }

@@ -189,7 +189,7 @@ extension BaseFrameStore {
       close(replaced.lock)
       Self.removeIfUnused(
         directory(animation).appendingPathComponent(replaced.directory, isDirectory: true))
-      decoded.evict(message: replaced.id)
+      decoded.removeVersion(replaced.id)
       forgetPlayback(version: replaced.id)
     }
     for victim in victims {

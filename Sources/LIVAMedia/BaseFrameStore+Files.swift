@@ -48,7 +48,7 @@ extension BaseFrameStore {
     close(removed.lock)
     Self.removeIfUnused(folder.appendingPathComponent(removed.directory, isDirectory: true))
     rmdir(folder.path)  // only when empty
-    decoded.evict(message: removed.id)
+    decoded.removeVersion(removed.id)
     forgetPlayback(version: removed.id)
   }
 

@@ -161,7 +161,7 @@ public final class BaseFrameStore: Sendable {
   let spareBuffers: Locked<[[UInt8]]>
   static let spareBufferLimit = 1
   let formQueue = DispatchQueue(label: "liva.base-frames.playback-form", qos: .utility)
-  let decoded: OverlayImageStore
+  let decoded: DecodedFrames
   let state = Locked(State())
   /// The prefetchers' windows (see ``BaseFramePrefetcher``).
   let prefetching = Locked(PrefetchWindows())
@@ -226,7 +226,7 @@ public final class BaseFrameStore: Sendable {
     // Frames that leave memory leave their buffers for the next frames decoded from the
     // playback form (one, of the avatar's size); without a video codec they are freed.
     let recycle = videoCodec == nil ? nil : Self.recycler(into: spare)
-    self.decoded = OverlayImageStore(byteLimit: memoryByteLimit, recycle: recycle)
+    self.decoded = DecodedFrames(byteLimit: memoryByteLimit, recycle: recycle)
     self.protected = protected
     let files = FileManager.default
     do {
@@ -323,7 +323,7 @@ public final class BaseFrameStore: Sendable {
     // otherwise, and a process that opens and closes stores would keep the high-water mark.
     playback.withLock { $0 = PlaybackForms() }
     spareBuffers.withLock { $0 = [] }
-    decoded.purge()
+    decoded.removeAll()
     Self.returnFreedMemory()
   }
 
@@ -398,7 +398,7 @@ public final class BaseFrameStore: Sendable {
     if !Self.hasPoster(animation, index),
       let image = playbackFrame(index, of: animation, version: entry)
     {
-      _ = decoded.insert(image, for: key, message: entry.id)
+      decoded.insert(image, for: key)
       state.withLock { $0.statistics.diskLoads += 1 }
       return image
     }
@@ -415,7 +415,7 @@ public final class BaseFrameStore: Sendable {
       located.source = url.path
       throw located
     }
-    _ = decoded.insert(image, for: key, message: entry.id)
+    decoded.insert(image, for: key)
     state.withLock { $0.statistics.diskLoads += 1 }
     if let poster { keepPoster(image, at: poster, animation: animation, version: entry.id) }
     return image

@@ -22,8 +22,8 @@ package final class ChangeFeed: Sendable {
   /// The number of changes signalled so far.
   package var generation: UInt64 { state.withLock { $0.generation } }
 
-  /// How many waiters are asleep now, waiting for the next signal.
-  package var waiterCount: Int { state.withLock { $0.waiters.count } }
+  /// How many waiters are asleep now, waiting for the next signal (for tests).
+  var waiterCount: Int { state.withLock { $0.waiters.count } }
 
   /// Something changed: every waiter re-checks.
   package func signal() {

@@ -69,7 +69,7 @@ public final class Compositor {
   public private(set) var frame: RGBAImage
 
   private var scaledBase: RGBAImage?
-  private var lastBaseKey: AnyHashable?
+  private var lastBaseKey: BaseFrameRef?
   private var dirty: [PixelBox] = []
   private var geometryCache: [GeometryKey: OverlayGeometry] = [:]
   /// Bytes of masks in ``geometryCache``; the cache is emptied above 8 MiB.
@@ -114,11 +114,11 @@ public final class Compositor {
 
   /// Renders `overlays` over `base` into ``frame``.
   ///
-  /// - Parameter baseKey: identifies the base frame's content (a player passes its
-  ///   ``LIVAProtocol/BaseFrameRef``); when equal to the previous call's key, the base is
-  ///   assumed unchanged and only overlay regions are redrawn. Pass nil to force a full redraw.
+  /// - Parameter baseKey: the base frame drawn; when equal to the previous call's, the base is
+  ///   assumed unchanged and only overlay regions are redrawn. Pass nil to force a full redraw
+  ///   (e.g. when the frame's animation was replaced by another version since).
   @discardableResult
-  public func render(base: RGBAImage, baseKey: AnyHashable?, overlays: [PlacedOverlay])
+  public func render(base: RGBAImage, baseKey: BaseFrameRef?, overlays: [PlacedOverlay])
     -> RenderKind
   {
     let kind: RenderKind

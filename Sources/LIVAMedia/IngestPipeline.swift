@@ -100,8 +100,8 @@ public enum IngestEvent: Hashable, Sendable {
 /// Events are delivered on worker threads (or the submitting thread) with no lock held; the
 /// handler must be quick and thread-safe (e.g. hop to the engine's queue).
 ///
-/// An image reported ready can still be evicted from the store later (LRU, or a message
-/// eviction) and the two reports can race; the render path therefore treats a `nil` from
+/// An image reported ready can still be evicted from the store later (to make room) and the
+/// two reports can race; the render path therefore treats a `nil` from
 /// ``OverlayImageStore/image(for:)`` as a hold, never as a blank overlay.
 public final class IngestPipeline: Sendable {
   /// Limits of the pipeline.
@@ -163,8 +163,6 @@ public final class IngestPipeline: Sendable {
     var id: Int
     var overlay: EncodedOverlay
     var chunk: ChunkID
-    /// The store's owner of the image: the message, or nil (content belongs to no message).
-    var owner: Int?
   }
 
   private struct State {
@@ -245,19 +243,14 @@ public final class IngestPipeline: Sendable {
   /// Queues a batch of `chunk` of `message` for decoding; returns at once. Images the store
   /// already holds are reported ready immediately; an image already queued or decoding is not
   /// queued again (its one decode reports it); the batch's first image jumps the queue.
-  ///
-  /// - Parameter ownedByMessage: whether the store records `message` as the images' user
-  ///   (``OverlayImageStore/evict(message:)`` then drops them); false: they belong to no
-  ///   message (content-addressed images, claimed by whoever plans them).
-  public func submit(
-    _ batch: [EncodedOverlay], chunk: Int, message: Int, ownedByMessage: Bool = true
-  ) {
+  /// The images belong to no message in the store (content-addressed: whoever plans them
+  /// claims them, ``OverlayImageStore/claim(_:message:)``).
+  public func submit(_ batch: [EncodedOverlay], chunk: Int, message: Int) {
     let id = ChunkID(message: MessageID(message), index: chunk)
-    let owner = ownedByMessage ? message : nil
     var events: [IngestEvent] = []
     var toQueue: [EncodedOverlay] = []
     for overlay in batch {
-      if store.retain(overlay.key, message: owner) {
+      if store.isReady(overlay.key) {
         events.append(.imageReady(key: overlay.key, chunk: chunk, message: message))
       } else {
         toQueue.append(overlay)
@@ -277,7 +270,7 @@ public final class IngestPipeline: Sendable {
           events.append(.imageShed(key: overlay.key, chunk: chunk, message: message))
           continue
         }
-        let job = Job(id: state.nextJobID, overlay: overlay, chunk: id, owner: owner)
+        let job = Job(id: state.nextJobID, overlay: overlay, chunk: id)
         state.nextJobID += 1
         state.queuedKeys.insert(overlay.key)
         if index == 0 {
@@ -316,8 +309,9 @@ public final class IngestPipeline: Sendable {
     if readyNow { onEvent(.chunkReady(chunk: chunk, message: message, totalImagesSent: total)) }
   }
 
-  /// Drops everything of an interrupted `message`: queued images, deferred chunk readiness,
-  /// pending events of running decodes, and the store's images only it used.
+  /// Drops everything of an interrupted `message`: queued images, deferred chunk readiness and
+  /// pending events of running decodes. A decode under way still stores its image (content
+  /// that a later message may show).
   public func cancel(message: Int) {
     state.withLock { state in
       func keep(_ job: Job) -> Bool {
@@ -336,15 +330,13 @@ public final class IngestPipeline: Sendable {
       state.deferred = state.deferred.filter { $0.key.message.rawValue != message }
       state.statistics.queued = state.queuedCount
     }
-    store.evict(message: message)
   }
 
   /// A worker: decodes queued jobs until the queue is empty.
   private func drain() {
     while let job = nextJob() {
       store.decode(
-        job.overlay.data, for: job.overlay.key, message: job.owner, codec: codec,
-        limits: configuration.limits
+        job.overlay.data, for: job.overlay.key, codec: codec, limits: configuration.limits
       ) { result in
         self.complete(job, result)
       }

@@ -71,6 +71,11 @@ struct SnapshotCase: Sendable, CustomTestStringConvertible {
 
 @Suite("Compositor")
 struct CompositorTests {
+  /// Frame `index` of the idle loop, as a base key.
+  static func frame(_ index: Int) -> BaseFrameRef {
+    BaseFrameRef(animation: .idleForward, index: index)
+  }
+
   static let snapshots = TestSupport.fixtures.appendingPathComponent("Snapshots")
   let codec = SystemImageCodec()
 
@@ -196,13 +201,14 @@ struct CompositorTests {
     let second = PlacedOverlay(
       image: TestSupport.pattern(width: 16, height: 12, seed: 9), rect: .at(x: 30.5, y: 20))
     let incremental = Compositor(width: 64, height: 40, featherWidth: 3)
-    #expect(incremental.render(base: base, baseKey: "a/0", overlays: [first]) == .full)
-    #expect(incremental.render(base: base, baseKey: "a/0", overlays: [second]) == .overlaysOnly)
+    #expect(incremental.render(base: base, baseKey: Self.frame(0), overlays: [first]) == .full)
+    #expect(
+      incremental.render(base: base, baseKey: Self.frame(0), overlays: [second]) == .overlaysOnly)
     let fresh = Compositor(width: 64, height: 40, featherWidth: 3)
-    #expect(fresh.render(base: base, baseKey: "a/0", overlays: [second]) == .full)
+    #expect(fresh.render(base: base, baseKey: Self.frame(0), overlays: [second]) == .full)
     #expect(incremental.frame == fresh.frame)
     // A new key or no key redraws the base in full.
-    #expect(incremental.render(base: base, baseKey: "a/1", overlays: []) == .full)
+    #expect(incremental.render(base: base, baseKey: Self.frame(1), overlays: []) == .full)
     #expect(incremental.render(base: base, baseKey: nil, overlays: []) == .full)
     #expect(incremental.frame == base)
   }
@@ -215,13 +221,13 @@ struct CompositorTests {
       image: TestSupport.pattern(width: 10, height: 10, seed: 3), rect: .at(x: 8, y: 8))
     for size in [(64, 40), (32, 20)] {
       let reused = Compositor(width: size.0, height: size.1, featherWidth: 2)
-      reused.render(base: first, baseKey: "a", overlays: [overlay])
+      reused.render(base: first, baseKey: Self.frame(0), overlays: [overlay])
       let held = reused.frame  // a reader holding the frame must keep its pixels
-      reused.render(base: second, baseKey: "b", overlays: [])
+      reused.render(base: second, baseKey: Self.frame(1), overlays: [])
       let fresh = Compositor(width: size.0, height: size.1, featherWidth: 2)
-      fresh.render(base: second, baseKey: "b", overlays: [])
+      fresh.render(base: second, baseKey: Self.frame(1), overlays: [])
       #expect(reused.frame == fresh.frame)
-      fresh.render(base: first, baseKey: "a", overlays: [overlay])
+      fresh.render(base: first, baseKey: Self.frame(0), overlays: [overlay])
       #expect(held == fresh.frame)
     }
   }
@@ -232,9 +238,9 @@ struct CompositorTests {
     let compositor = Compositor(width: 64, height: 40)
     let overlay = PlacedOverlay(
       image: RGBAImage(width: 8, height: 8, fill: RGBA(255, 0, 0)), rect: .at(x: 4, y: 4))
-    compositor.render(base: base, baseKey: "k", overlays: [overlay])
+    compositor.render(base: base, baseKey: Self.frame(0), overlays: [overlay])
     #expect(compositor.frame[5, 5] == RGBA(255, 0, 0))
-    compositor.render(base: base, baseKey: "k", overlays: [])
+    compositor.render(base: base, baseKey: Self.frame(0), overlays: [])
     #expect(compositor.frame == base)
   }
 

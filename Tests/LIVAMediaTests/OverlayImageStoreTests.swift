@@ -16,53 +16,31 @@ struct OverlayImageStoreTests {
   @Test("least recently used images are evicted first; reads refresh recency")
   func lruOrder() {
     let store = OverlayImageStore(byteLimit: 1200)
-    store.insert(Self.image(1), for: "a", message: 1)
-    store.insert(Self.image(2), for: "b", message: 1)
-    store.insert(Self.image(3), for: "c", message: 1)
+    store.insert(Self.image(1), for: "a")
+    store.insert(Self.image(2), for: "b")
+    store.insert(Self.image(3), for: "c")
     #expect(store.image(for: "a") != nil)  // a is now the most recent
-    store.insert(Self.image(4), for: "d", message: 1)
+    store.insert(Self.image(4), for: "d")
     #expect(store.isReady("a") && !store.isReady("b") && store.isReady("c") && store.isReady("d"))
-    store.insert(Self.image(5), for: "e", message: 1)
+    store.insert(Self.image(5), for: "e")
     #expect(!store.isReady("c"))
     let stats = store.statistics
     #expect(stats.evictions == 2 && stats.bytes == 1200 && stats.count == 3)
   }
 
-  @Test(
-    "a claim made before its image is stored owns the image once it is: unclaimed images go first, and a release or an eviction of the message undoes the claim"
-  )
-  func claimBeforeStore() {
-    let store = OverlayImageStore(byteLimit: 1200)
-    #expect(!store.retain("mouth", message: 1))  // its plan came before its image
-    #expect(!store.retain("gone", message: 2))
-    store.evict(message: 2)
-    store.insert(Self.image(1), for: "mouth", message: nil)
-    store.insert(Self.image(2), for: "gone", message: nil)
-    store.insert(Self.image(3), for: "other", message: nil)
-    store.insert(Self.image(4), for: "newest", message: nil)
-    // The oldest is pushed out unless a message claimed it: "gone" (its claim was evicted).
-    #expect(store.isReady("mouth") && !store.isReady("gone"))
-    store.release(["mouth"], message: 1)
-    store.insert(Self.image(5), for: "late", message: nil)
-    #expect(!store.isReady("mouth"))  // played: no longer owned
-  }
-
-  @Test("byte accounting follows inserts, replacements and refusals")
-  func byteAccounting() {
+  @Test("an image alone larger than the store is refused and counted")
+  func refusal() {
     let store = OverlayImageStore(byteLimit: 2000)
-    store.insert(Self.image(), for: "a", message: nil)
-    #expect(store.statistics.bytes == 400)
-    store.insert(RGBAImage(width: 20, height: 10), for: "a", message: nil)
-    #expect(store.statistics.bytes == 800 && store.statistics.count == 1)
-    #expect(!store.insert(RGBAImage(width: 30, height: 20), for: "big", message: nil))
+    store.insert(Self.image(), for: "a")
+    #expect(!store.insert(RGBAImage(width: 30, height: 20), for: "big"))
     #expect(store.statistics.rejected == 1 && !store.isReady("big"))
-    #expect(store.statistics.bytes == 800)
+    #expect(store.statistics.bytes == 400 && store.statistics.count == 1)
   }
 
   @Test("hits and misses are counted; isReady counts nothing")
   func hitsAndMisses() {
     let store = OverlayImageStore()
-    store.insert(Self.image(), for: "a", message: 1)
+    store.insert(Self.image(), for: "a")
     _ = store.image(for: "a")
     _ = store.image(for: "a")
     _ = store.image(for: "zzz")
@@ -70,64 +48,142 @@ struct OverlayImageStoreTests {
     #expect(store.statistics.hits == 2 && store.statistics.misses == 1)
   }
 
-  @Test("evicting a message removes only images no other message uses")
-  func evictMessage() {
-    let store = OverlayImageStore()
-    store.insert(Self.image(), for: "only1", message: 1)
-    store.insert(Self.image(), for: "shared", message: 1)
-    #expect(store.retain("shared", message: 2))
-    store.insert(Self.image(), for: "unowned", message: nil)
-    store.insert(Self.image(), for: "only2", message: 2)
-    store.evict(message: 1)
-    #expect(!store.isReady("only1"))
-    #expect(store.isReady("shared") && store.isReady("unowned") && store.isReady("only2"))
-    store.evict(message: 2)
-    #expect(!store.isReady("shared") && !store.isReady("only2") && store.isReady("unowned"))
-    #expect(store.statistics.bytes == 400 && store.statistics.removals == 3)
-  }
-
-  @Test("purge empties the store")
-  func purge() {
-    let store = OverlayImageStore()
-    for i in 0..<5 { store.insert(Self.image(), for: "k\(i)", message: 1) }
-    store.purge()
-    #expect(store.statistics.bytes == 0 && store.statistics.count == 0)
-    #expect(!store.isReady("k0") && store.image(for: "k4") == nil)
-    store.insert(Self.image(), for: "k0", message: 1)
-    #expect(store.statistics.count == 1)
-  }
-
-  @Test("every removal is reported: LRU eviction, message eviction, purge")
+  @Test(
+    "every removal is reported (room made, played beyond their limit, purge); no replacement or read is"
+  )
   func removalsAreReported() {
     let removed = EventLog<[String]>()
-    let store = OverlayImageStore(byteLimit: 800) { removed.append($0) }
-    store.insert(Self.image(), for: "a", message: 1)
-    store.insert(Self.image(), for: "b", message: 2)
+    let store = OverlayImageStore(byteLimit: 800, playedByteLimit: 400) { removed.append($0) }
+    store.insert(Self.image(), for: "a")
+    store.insert(Self.image(), for: "b")
     _ = store.image(for: "a")
-    store.insert(Self.image(), for: "c", message: 2)  // evicts b, the least recently used
+    store.insert(Self.image(), for: "c")  // evicts b, the least recently used
     #expect(removed.all == [["b"]])
-    store.evict(message: 1)
+    store.claim(["a", "c"], message: 1)
+    store.release(["a", "c"], message: 1)  // 800 bytes played: a, the older, goes
     #expect(removed.all == [["b"], ["a"]])
-    store.insert(Self.image(), for: "d", message: nil)
-    store.purge()
-    #expect(removed.all.count == 3 && Set(removed.all[2]) == ["c", "d"])
-    // Replacing an image is not a removal, and keeps its users.
-    store.insert(Self.image(), for: "e", message: 3)
-    store.insert(Self.image(7), for: "e", message: 4)
-    #expect(removed.all.count == 3)
-    store.evict(message: 3)
-    #expect(store.isReady("e"))
-    store.evict(message: 4)
-    #expect(!store.isReady("e") && removed.all.last == ["e"])
-    store.insert(Self.image(), for: "c", message: 5)
-    store.insert(Self.image(), for: "d", message: 5)
-    #expect(removed.all.count == 4)
-    // Reads and readiness checks never report anything.
+    store.insert(Self.image(7), for: "c")  // a replacement
     _ = store.image(for: "c")
     _ = store.isReady("d")
-    #expect(removed.all.count == 4)
+    #expect(removed.all.count == 2)
+    store.purgeUnclaimed()
+    #expect(removed.all == [["b"], ["a"], ["c"]])
+    #expect(store.statistics.evictions == 2 && store.statistics.removals == 1)
+  }
+}
+
+@Suite("Overlay store: claims")
+struct OverlayImageClaimTests {
+  static let image = RGBAImage(width: 10, height: 10, fill: RGBA(1, 2, 3))  // 400 bytes
+
+  @Test("past the byte limit, images no message claims go first, however recent")
+  func unclaimedGoFirst() {
+    let store = OverlayImageStore(byteLimit: 1_200)
+    store.claim(["claimed-old", "claimed"], message: 1)
+    store.insert(Self.image, for: "claimed-old")
+    store.insert(Self.image, for: "unclaimed")
+    store.insert(Self.image, for: "claimed")
+    store.claim(["new"], message: 2)
+    store.insert(Self.image, for: "new")
+    #expect(store.isReady("claimed-old") && store.isReady("claimed") && store.isReady("new"))
+    #expect(!store.isReady("unclaimed"))
+    // Released by its message, an image is among the first to go.
+    store.release(["claimed"], message: 1)
+    store.insert(Self.image, for: "newer")
+    #expect(!store.isReady("claimed") && store.isReady("claimed-old"))
   }
 
+  @Test(
+    "a message's claim is one, however often it is made: the player claims a key per chunk and releases it once, when no queued chunk uses it"
+  )
+  func claimOncePerMessage() {
+    let store = OverlayImageStore(byteLimit: 800)
+    store.claim(["mouth"], message: 1)  // chunk 0's plan, before its image
+    store.claim(["mouth"], message: 1)  // chunk 1's plan
+    store.insert(Self.image, for: "mouth")
+    store.insert(Self.image, for: "other")
+    store.insert(Self.image, for: "newest")
+    #expect(store.isReady("mouth") && !store.isReady("other"))
+    store.release(["mouth"], message: 1)  // chunk 1 played
+    store.insert(Self.image, for: "late")
+    #expect(!store.isReady("mouth"))
+  }
+
+  @Test(
+    "withdrawing an interrupted message's claims keeps its images, first to go; another message's claim holds"
+  )
+  func withdrawClaims() {
+    let store = OverlayImageStore(byteLimit: 1_200)
+    store.claim(["only1", "shared"], message: 1)
+    store.claim(["shared"], message: 2)
+    store.insert(Self.image, for: "only1")
+    store.insert(Self.image, for: "shared")
+    store.claim(["pending"], message: 1)  // its image never came
+    store.withdrawClaims(message: 1)
+    #expect(store.isReady("only1") && store.isReady("shared"))
+    store.insert(Self.image, for: "pending")
+    store.insert(Self.image, for: "new")
+    #expect(!store.isReady("only1") && store.isReady("shared") && store.isReady("pending"))
+    store.insert(Self.image, for: "newer")
+    #expect(store.isReady("shared") && !store.isReady("pending"))
+  }
+
+  @Test(
+    "played images are kept for reuse within their own limit, oldest first out; fresh unclaimed ones and claimed ones stay"
+  )
+  func playedLimit() {
+    let removed = Locked<[String]>([])
+    let store = OverlayImageStore(byteLimit: 10_000, playedByteLimit: 800) { keys in
+      removed.withLock { $0 += keys }
+    }
+    store.claim(["a", "b", "c"], message: 1)
+    store.claim(["d"], message: 2)
+    for key in ["a", "b", "c"] { store.insert(Self.image, for: key) }
+    store.insert(Self.image, for: "fresh")  // decoded ahead, not yet claimed
+    store.insert(Self.image, for: "d")
+    store.release(["a", "b"], message: 1)
+    #expect(store.isReady("a") && store.isReady("b"))  // 800 bytes played: within the limit
+    store.release(["c"], message: 1)
+    // 1,200 played: the least recently used of them goes, and the player is told.
+    #expect(!store.isReady("a") && store.isReady("b") && store.isReady("c"))
+    #expect(removed.withLock { $0 } == ["a"])
+    #expect(store.isReady("fresh") && store.isReady("d"))
+    // A played image claimed again is in use: it no longer counts, and is not trimmed.
+    store.claim(["b"], message: 3)
+    _ = store.image(for: "c")
+    store.claim(["e"], message: 2)
+    store.insert(Self.image, for: "e")
+    store.release(["d", "e"], message: 2)
+    // Played now: d, c (read since, so more recent) and e; d is the least recently used.
+    #expect(store.isReady("b") && !store.isReady("d") && store.isReady("c") && store.isReady("e"))
+    #expect(store.statistics.bytes == 400 * 4)  // b (claimed), fresh, c and e
+  }
+
+  @Test("a release by a message that made no claim changes nothing")
+  func releaseWithoutClaim() {
+    let store = OverlayImageStore(byteLimit: 800, playedByteLimit: 0)
+    store.claim(["mouth"], message: 1)
+    store.insert(Self.image, for: "mouth")
+    store.release(["mouth"], message: 2)
+    store.insert(Self.image, for: "other")
+    store.insert(Self.image, for: "newest")
+    #expect(store.isReady("mouth") && !store.isReady("other"))
+  }
+
+  @Test("a memory-pressure purge drops unclaimed and played images, never claimed ones")
+  func purgeUnclaimed() {
+    let store = OverlayImageStore()
+    store.claim(["claimed", "played"], message: 1)
+    for key in ["claimed", "played", "fresh"] { store.insert(Self.image, for: key) }
+    store.release(["played"], message: 1)
+    store.purgeUnclaimed()
+    #expect(store.isReady("claimed") && !store.isReady("played") && !store.isReady("fresh"))
+    #expect(store.statistics.count == 1 && store.statistics.removals == 2)
+  }
+}
+
+// Decodes and concurrency: part of the suite CI runs under the thread sanitizer.
+extension OverlayImageStoreTests {
   @Test("concurrent requests to decode one key run the codec once")
   func decodeOnce() {
     let gate = Gate()
@@ -137,12 +193,12 @@ struct OverlayImageStoreTests {
     let group = DispatchGroup()
     // The first request enters the codec and is held there.
     DispatchQueue.global().async(group: group) {
-      store.decode(Data("k".utf8), for: "k", message: 1, codec: codec) { results.append($0) }
+      store.decode(Data("k".utf8), for: "k", codec: codec) { results.append($0) }
     }
     #expect(gate.waitEntered(1))
     // Seven more requests while it is held: each returns at once, without decoding.
     DispatchQueue.concurrentPerform(iterations: 7) { _ in
-      store.decode(Data("k".utf8), for: "k", message: 2, codec: codec) { results.append($0) }
+      store.decode(Data("k".utf8), for: "k", codec: codec) { results.append($0) }
     }
     #expect(results.all.isEmpty)
     gate.open()
@@ -150,59 +206,62 @@ struct OverlayImageStoreTests {
     #expect(group.wait(timeout: .now() + 10) == .success)
     #expect(codec.decoded == ["k"])
     #expect(results.all.allSatisfy { (try? $0.get())?.width == 2 })
-    #expect(store.statistics.decodes == 1 && store.statistics.deduplicated == 7)
-    // Both messages own it now.
-    store.evict(message: 1)
-    #expect(store.isReady("k"))
+    // Once stored, a request is answered from the store.
+    store.decode(Data("k".utf8), for: "k", codec: codec) { results.append($0) }
+    #expect(results.all.count == 9 && codec.decoded == ["k"])
+    #expect(store.statistics.decodes == 1 && store.statistics.deduplicated == 8)
   }
 
-  @Test("a decode whose every message was evicted meanwhile is not stored")
-  func evictedWhileDecoding() {
+  @Test("a claim made while its image decodes holds the image once stored")
+  func claimWhileDecoding() {
     let gate = Gate()
-    let store = OverlayImageStore()
-    let results = EventLog<Result<RGBAImage, LIVAMediaError>>()
+    let store = OverlayImageStore(byteLimit: 32)  // two of the fake codec's 2×2 images
+    let done = DispatchSemaphore(value: 0)
     DispatchQueue.global().async {
-      store.decode(Data("k".utf8), for: "k", message: 1, codec: FakeCodec(gate: gate)) {
-        results.append($0)
-      }
+      store.decode(Data("k".utf8), for: "k", codec: FakeCodec(gate: gate)) { _ in done.signal() }
     }
     #expect(gate.waitEntered(1))
-    store.evict(message: 1)
+    store.claim(["k"], message: 1)
     gate.open()
-    #expect(results.wait { $0.count == 1 })
-    if case .failure(let error) = results.all.first {
-      #expect(error.code == .cancelled)
-    } else {
-      Issue.record("expected a cancelled result")
-    }
-    #expect(!store.isReady("k"))
+    #expect(done.wait(timeout: .now() + 10) == .success)
+    store.insert(RGBAImage(width: 2, height: 2), for: "a")
+    store.insert(RGBAImage(width: 2, height: 2), for: "b")
+    #expect(store.isReady("k") && !store.isReady("a"))
   }
 
-  @Test("decode failures are reported and counted")
+  @Test("decode failures and images larger than the store are reported and counted")
   func decodeFailure() {
-    let store = OverlayImageStore()
+    let store = OverlayImageStore(byteLimit: 8)
     let results = EventLog<Result<RGBAImage, LIVAMediaError>>()
-    store.decode(Data("bad".utf8), for: "x", message: 1, codec: FakeCodec()) {
-      results.append($0)
+    store.decode(Data("bad".utf8), for: "x", codec: FakeCodec()) { results.append($0) }
+    store.decode(Data("big".utf8), for: "y", codec: FakeCodec()) { results.append($0) }
+    let codes = results.all.map { result -> LIVAMediaError.Code? in
+      if case .failure(let error) = result { error.code } else { nil }
     }
-    #expect(results.all.count == 1)
-    #expect(store.statistics.decodeFailures == 1 && !store.isReady("x"))
+    #expect(codes == [.corruptData, .limitExceeded])
+    #expect(store.statistics.decodeFailures == 1 && store.statistics.rejected == 1)
+    #expect(!store.isReady("x") && !store.isReady("y"))
   }
 
-  @Test("concurrent readers and writers keep the accounting consistent")
+  @Test("concurrent readers, writers and claims keep the accounting consistent")
   func concurrentReadersAndWriters() {
-    let store = OverlayImageStore(byteLimit: 400 * 20)
+    let store = OverlayImageStore(byteLimit: 400 * 20, playedByteLimit: 400 * 5)
     let codec = FakeCodec()
     DispatchQueue.concurrentPerform(iterations: 8) { worker in
       var generator = SplitMix64(seed: UInt64(worker + 1))
       for step in 0..<2000 {
         let key = "k\(generator.next() % 40)"
-        switch (worker + step) % 5 {
-        case 0: store.insert(Self.image(), for: key, message: worker % 3)
-        case 1:
-          store.decode(Data(key.utf8), for: key, message: worker % 3, codec: codec) { _ in }
+        switch (worker + step) % 6 {
+        case 0: store.insert(OverlayImageStoreTests.image(), for: key)
+        case 1: store.decode(Data(key.utf8), for: key, codec: codec) { _ in }
         case 2: _ = store.isReady(key)
-        case 3: if step % 97 == 0 { store.evict(message: worker % 3) }
+        case 3: store.claim([key], message: worker)
+        case 4:
+          if step % 97 == 0 {
+            store.withdrawClaims(message: worker)
+          } else {
+            store.release([key], message: worker)
+          }
         default: _ = store.image(for: key)
         }
       }
@@ -214,53 +273,5 @@ struct OverlayImageStoreTests {
     // 400-byte inserts and 16-byte fake decodes mix; bytes must match what is held.
     let bytes = held.compactMap { store.image(for: "k\($0)")?.byteCount }.reduce(0, +)
     #expect(bytes == stats.bytes)
-  }
-}
-
-@Suite("Overlay store: claims")
-struct OverlayImageClaimTests {
-  @Test("past the byte limit, images no message uses go first, however recent")
-  func unclaimedGoFirst() {
-    let image = RGBAImage(width: 10, height: 10, fill: RGBA(1, 2, 3))  // 400 bytes
-    let store = OverlayImageStore(byteLimit: 1_200)
-    store.insert(image, for: "claimed-old", message: 1)
-    store.insert(image, for: "unclaimed", message: nil)
-    store.insert(image, for: "claimed", message: 1)
-    store.insert(image, for: "new", message: 2)
-    #expect(store.isReady("claimed-old") && store.isReady("claimed") && store.isReady("new"))
-    #expect(!store.isReady("unclaimed"))
-    // Released by its message, an image is among the first to go.
-    store.release(["claimed"], message: 1)
-    store.insert(image, for: "newer", message: 2)
-    #expect(!store.isReady("claimed") && store.isReady("claimed-old"))
-  }
-
-  @Test(
-    "played images are kept for reuse within their own limit, oldest first out; fresh unclaimed ones and claimed ones stay"
-  )
-  func playedLimit() {
-    let image = RGBAImage(width: 10, height: 10, fill: RGBA(1, 2, 3))  // 400 bytes
-    let removed = Locked<[String]>([])
-    let store = OverlayImageStore(byteLimit: 10_000, playedByteLimit: 800) { keys in
-      removed.withLock { $0 += keys }
-    }
-    for key in ["a", "b", "c"] { store.insert(image, for: key, message: 1) }
-    store.insert(image, for: "fresh", message: nil)  // decoded ahead, not yet claimed
-    store.insert(image, for: "d", message: 2)
-    store.release(["a", "b"], message: 1)
-    #expect(store.isReady("a") && store.isReady("b"))  // 800 bytes played: within the limit
-    store.release(["c"], message: 1)
-    // 1,200 played: the least recently used of them goes, and the player is told.
-    #expect(!store.isReady("a") && store.isReady("b") && store.isReady("c"))
-    #expect(removed.withLock { $0 } == ["a"])
-    #expect(store.isReady("fresh") && store.isReady("d"))
-    // A played image claimed again is in use: it no longer counts, and is not trimmed.
-    #expect(store.retain("b", message: 3))
-    _ = store.image(for: "c")
-    store.insert(image, for: "e", message: 2)
-    store.release(["d", "e"], message: 2)
-    // Played now: d, c (read since, so more recent) and e; d is the least recently used.
-    #expect(store.isReady("b") && !store.isReady("d") && store.isReady("c") && store.isReady("e"))
-    #expect(store.statistics.bytes == 400 * 4)  // b (claimed), fresh, c and e
   }
 }

@@ -298,14 +298,19 @@ struct PlaybackFormTests {
   @Test("frames leaving memory leave their buffers to the next decodes")
   func recycledBuffers() throws {
     let recycled = Locked<[RGBAImage]>([])
-    let store = OverlayImageStore(
+    let frames = DecodedFrames(
       byteLimit: 3 * 96 * 64 * 4,
       recycle: { images in
         recycled.withLock { $0 += images }
       })
-    for index in 0..<5 { _ = store.insert(Self.frame(index), for: "\(index)", message: nil) }
+    for index in 0..<5 {
+      frames.insert(
+        Self.frame(index),
+        for: DecodedFrames.Key(
+          frame: BaseFrameRef(animation: .idleForward, index: index), version: 1))
+    }
     #expect(recycled.withLock { $0 } == [Self.frame(0), Self.frame(1)])
-    store.purge()
+    frames.removeAll()
     #expect(recycled.withLock { $0.count } == 5)
   }
 }

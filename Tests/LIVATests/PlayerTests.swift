@@ -1,10 +1,11 @@
 import Foundation
 import LIVA
 import LIVAEngine
-import LIVAMedia
 import LIVAPlatform
 import LIVAProtocol
 import Testing
+
+@testable import LIVAMedia
 
 /// A tiny avatar: 32×32 frames, each a flat colour encoding its animation and index, and 8×8
 /// mouth sprites of a colour that encodes the frame they belong to.

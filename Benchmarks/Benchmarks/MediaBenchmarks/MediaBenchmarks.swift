@@ -6,8 +6,6 @@
 //   Media.Composite.OverlayOnly1280x768  same base key: overlay region only (budgeted)
 //   Media.Store.RenderReadDuringIngest   the longest single render-side read ("Longest read")
 //                                        while a pipeline decodes 60-image batches
-//   Media.Store.ImmediateReadDuringIngest  the same with OverlayImageStore.read(_:), which
-//                                        never waits for the store's lock
 //
 // The images and the compositor set-ups are Tools' LIVABench library (`MediaBenchFixtures`,
 // `CompositeBench`). The three latency budgets are stated once, in LIVABench's
@@ -69,39 +67,36 @@ let benchmarks: @Sendable () -> Void = {
   // sample (its p100 over samples is the longest seen), "Mean read" the average.
   let longestRead = BenchmarkMetric.custom("Longest read (ns)", useScalingFactor: false)
   let meanRead = BenchmarkMetric.custom("Mean read (ns)", useScalingFactor: false)
-  for immediate in [false, true] {
-    Benchmark(
-      immediate ? "Media.Store.ImmediateReadDuringIngest" : "Media.Store.RenderReadDuringIngest",
-      configuration: .init(
-        metrics: [.wallClock, longestRead, meanRead], maxDuration: .seconds(5), maxIterations: 200)
-    ) { benchmark in
-      let store = OverlayImageStore(byteLimit: 16 << 20)
-      let pipeline = IngestPipeline(store: store) { _ in }
-      let keys = (0..<60).map { "talking_1_s_talking_1_e/\($0)/J1_X2_M0.webp" }
-      let feeding = Locked(true)
-      let message = Locked(0)
-      let feeder = Thread {
-        while feeding.value {
-          message.value += 1
-          let current = message.value
-          pipeline.submit(
-            keys.map { EncodedOverlay(key: "\(current)/\($0)", data: spriteWebP) }, chunk: 0,
-            message: current)
-          // Keep the store from growing: drop the message before the next one.
-          while pipeline.statistics.queued > 30 && feeding.value {
-            Thread.sleep(forTimeInterval: 0.001)
-          }
-          pipeline.cancel(message: current - 1)
+  Benchmark(
+    "Media.Store.RenderReadDuringIngest",
+    configuration: .init(
+      metrics: [.wallClock, longestRead, meanRead], maxDuration: .seconds(5), maxIterations: 200)
+  ) { benchmark in
+    let store = OverlayImageStore(byteLimit: 16 << 20)
+    let pipeline = IngestPipeline(store: store) { _ in }
+    let keys = (0..<60).map { "talking_1_s_talking_1_e/\($0)/J1_X2_M0.webp" }
+    let feeding = Locked(true)
+    let message = Locked(0)
+    let feeder = Thread {
+      while feeding.value {
+        message.value += 1
+        let current = message.value
+        pipeline.submit(
+          keys.map { EncodedOverlay(key: "\(current)/\($0)", data: spriteWebP) }, chunk: 0,
+          message: current)
+        while pipeline.statistics.queued > 30 && feeding.value {
+          Thread.sleep(forTimeInterval: 0.001)
         }
+        // Drop the previous message's queued work; the store's byte limit bounds its images.
+        pipeline.cancel(message: current - 1)
       }
-      feeder.start()
-      while message.value < 2 { Thread.sleep(forTimeInterval: 0.001) }
-      // Read the keys of the message being decoded: a mix of hits and misses.
-      let readKeys = (0..<60).map { "\(message.value)/\(keys[$0])" }
-      timeReads(
-        store, readKeys, benchmark, longest: longestRead, mean: meanRead, immediate: immediate)
-      feeding.value = false
     }
+    feeder.start()
+    while message.value < 2 { Thread.sleep(forTimeInterval: 0.001) }
+    // Read the keys of the message being decoded: a mix of hits and misses.
+    let readKeys = (0..<60).map { "\(message.value)/\(keys[$0])" }
+    timeReads(store, readKeys, benchmark, longest: longestRead, mean: meanRead)
+    feeding.value = false
   }
 
   // The control for the benchmark above: the same reads with no ingest running, so the
@@ -114,17 +109,15 @@ let benchmarks: @Sendable () -> Void = {
   ) { benchmark in
     let store = OverlayImageStore(byteLimit: 16 << 20)
     let keys = (0..<60).map { "1/talking_1_s_talking_1_e/\($0)/J1_X2_M0.webp" }
-    for key in keys.prefix(30) { store.insert(sprite, for: key, message: 1) }
+    for key in keys.prefix(30) { store.insert(sprite, for: key) }
     timeReads(store, keys, benchmark, longest: longestRead, mean: meanRead)
   }
 }
 
-/// Times 5,000 render-side reads of `keys` one by one and reports the slowest and the mean;
-/// `immediate` uses the read that does not wait for the store's lock.
+/// Times 5,000 render-side reads of `keys` one by one and reports the slowest and the mean.
 func timeReads(
   _ store: OverlayImageStore, _ keys: [String], _ benchmark: Benchmark,
-  longest longestMetric: BenchmarkMetric, mean meanMetric: BenchmarkMetric,
-  immediate: Bool = false
+  longest longestMetric: BenchmarkMetric, mean meanMetric: BenchmarkMetric
 ) {
   var longest: UInt64 = 0
   var total: UInt64 = 0
@@ -132,11 +125,7 @@ func timeReads(
   benchmark.startMeasurement()
   for index in 0..<reads {
     let start = DispatchTime.now().uptimeNanoseconds
-    if immediate {
-      blackHole(store.read(keys[index % keys.count]))
-    } else {
-      blackHole(store.image(for: keys[index % keys.count]))
-    }
+    blackHole(store.image(for: keys[index % keys.count]))
     let elapsed = DispatchTime.now().uptimeNanoseconds - start
     longest = max(longest, elapsed)
     total += elapsed

@@ -84,7 +84,9 @@ public final class CompositeBench {
     self.fixtures = fixtures
     compositor = Compositor(width: 1280, height: 768, featherWidth: 6)
     if scenario == .overlayOnly {
-      compositor.render(base: fixtures.frame, baseKey: "f/0", overlays: [fixtures.overlay])
+      compositor.render(
+        base: fixtures.frame, baseKey: BaseFrameRef(animation: .idleForward, index: 0),
+        overlays: [fixtures.overlay])
     }
   }
 
@@ -95,11 +97,13 @@ public final class CompositeBench {
     case .full:
       index += 1
       return compositor.render(
-        base: fixtures.frame, baseKey: "f/\(index)", overlays: [fixtures.overlay])
+        base: fixtures.frame, baseKey: BaseFrameRef(animation: .idleForward, index: index),
+        overlays: [fixtures.overlay])
     case .overlayOnly:
       flip.toggle()
       return compositor.render(
-        base: fixtures.frame, baseKey: "f/0", overlays: [flip ? fixtures.moved : fixtures.overlay])
+        base: fixtures.frame, baseKey: BaseFrameRef(animation: .idleForward, index: 0),
+        overlays: [flip ? fixtures.moved : fixtures.overlay])
     }
   }
 }
