@@ -4,6 +4,7 @@ import LIVAEngine
 import LIVAMedia
 import LIVAPlatform
 import LIVAProtocol
+import LIVATestSupport
 import Testing
 
 /// A tiny avatar: 32×32 frames, each a flat colour encoding its animation and index, and 8×8
@@ -101,16 +102,6 @@ func planned(_ frames: [OverlayFrame], chunk index: Int, seconds: Double) -> Ser
     AudioChunk(
       audio: silentMP3(seconds: seconds), chunkIndex: index,
       animations: [ChunkAnimation(animationName: plan[0].animationName, sections: [plan])]))
-}
-
-/// Waits until `condition` holds, checking it now and after every change signalled on `feed`
-/// (a client's or player's ``ChangeFeed``: state, downloads, events, inputs, decode workers),
-/// never by polling. `timeout` of real time bounds a wait for what never comes; callers fail
-/// with their own message when it returns false.
-func until(
-  _ feed: ChangeFeed, timeout: Duration = .seconds(30), _ condition: () -> Bool
-) async -> Bool {
-  await feed.wait(timeout: timeout, until: condition)
 }
 
 @Suite("Player pipeline")

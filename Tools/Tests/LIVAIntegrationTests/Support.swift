@@ -4,14 +4,6 @@ import LIVAMedia
 import LIVATestSupport
 import Testing
 
-/// Waits until `condition` holds, checking it now and after every change signalled on `feed`
-/// (the client's ``ChangeFeed``), never by polling; false when `timeout` of real time passes.
-func until(
-  _ feed: ChangeFeed, timeout: Duration = .seconds(30), _ condition: () -> Bool
-) async -> Bool {
-  await feed.wait(timeout: timeout, until: condition)
-}
-
 /// The frames a client presented.
 final class Frames: @unchecked Sendable {
   // @unchecked: the virtual display link presents on the test's task only.
