@@ -71,7 +71,8 @@ let package = Package(
     .library(name: "LIVAPlatform", targets: ["LIVAPlatform"]),
     .library(name: "PlaybackLifecycle", targets: ["PlaybackLifecycle"]),
     // Helpers of this repository's test suites (a seeded generator, run seeds, a child
-    // process, required tools), shared with Tools/'s suites; not for apps.
+    // process, required tools, the wait on a change feed, resident memory), shared with
+    // Tools/'s suites; not for apps.
     .library(name: "LIVATestSupport", targets: ["LIVATestSupport"]),
     // The package's one lock type (`package` access), shared with Tools/; not for apps.
     .library(name: "Locking", targets: ["Locking"]),
@@ -137,7 +138,7 @@ let package = Package(
       name: "LIVAEngineTests", dependencies: ["LIVAEngine", "LIVAProtocol", "LIVATestSupport"],
       swiftSettings: strict),
     .target(
-      name: "LIVATestSupport", dependencies: ["CLIVAHeap", "Locking"],
+      name: "LIVATestSupport", dependencies: ["CLIVAHeap", "LIVAMedia", "Locking"],
       path: "Tests/LIVATestSupport",
       swiftSettings: strict),
     .target(name: "CLIVAHeap", path: "Tests/CLIVAHeap"),

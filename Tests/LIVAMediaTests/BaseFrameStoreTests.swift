@@ -462,13 +462,6 @@ struct BaseFrameStoreTests {
     #expect(plan(95, [a]) == [.idleForward])  // the oldest that may go
   }
 
-  /// A scheduler that keeps its jobs until told to run them.
-  final class HeldScheduler: DecodeScheduler, @unchecked Sendable {
-    // @unchecked: `jobs` is only touched on the test's thread.
-    var jobs: [@Sendable () -> Void] = []
-    func schedule(_ work: @escaping @Sendable () -> Void) { jobs.append(work) }
-  }
-
   @Test("a prefetcher's window never waits for another's worker: each drains on its own scheduler")
   func prefetchersDrainApart() throws {
     let root = try TestSupport.temporaryDirectory()
@@ -484,7 +477,7 @@ struct BaseFrameStoreTests {
     #expect(store.decodedFrame(4, of: .idleForward) != nil)
     #expect(store.decodedFrame(5, of: .idleForward) != nil)
     #expect(store.decodedFrame(0, of: .idleForward) == nil && !store.isPrefetchIdle)
-    for job in held.jobs { job() }
+    held.runHeld()
     #expect((0..<2).allSatisfy { store.decodedFrame($0, of: .idleForward) != nil })
     #expect((4..<6).allSatisfy { store.decodedFrame($0, of: .idleForward) != nil })
     #expect(store.isPrefetchIdle)

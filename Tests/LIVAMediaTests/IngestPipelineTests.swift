@@ -253,18 +253,6 @@ struct IngestPipelineTests {
   }
 }
 
-/// Holds the workers it is given until the test runs them: queued images stay queued.
-final class HeldScheduler: DecodeScheduler {
-  private let held = Locked<[@Sendable () -> Void]>([])
-
-  func schedule(_ work: @escaping @Sendable () -> Void) { held.withLock { $0.append(work) } }
-
-  /// Runs the held workers (and any they schedule) on this thread.
-  func runAll() {
-    while let work = held.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { work() }
-  }
-}
-
 /// "Decodes" any bytes, however many, to a blank 2×2 image.
 struct BlankCodec: ImageCodec {
   func decode(_ data: Data, limits: DecodeLimits) throws(LIVAMediaError) -> RGBAImage {

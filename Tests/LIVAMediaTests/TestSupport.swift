@@ -1,5 +1,6 @@
 import Foundation
 import LIVAMedia
+import Locking
 
 /// Helpers shared by the media tests.
 enum TestSupport {
@@ -52,5 +53,26 @@ enum TestSupport {
       .appendingPathComponent("liva-media-tests-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
+  }
+}
+
+/// Holds the workers it is given until the test runs them: queued images stay queued.
+final class HeldScheduler: DecodeScheduler {
+  private let held = Locked<[@Sendable () -> Void]>([])
+
+  func schedule(_ work: @escaping @Sendable () -> Void) { held.withLock { $0.append(work) } }
+
+  /// Runs the held workers (and any they schedule) on this thread.
+  func runAll() {
+    while let work = held.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { work() }
+  }
+
+  /// Runs the workers held now, on this thread; those they schedule stay held.
+  func runHeld() {
+    let now = held.withLock { held in
+      defer { held = [] }
+      return held
+    }
+    for work in now { work() }
   }
 }

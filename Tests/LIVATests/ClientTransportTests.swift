@@ -1,6 +1,7 @@
 import Foundation
 import LIVAMedia
 import LIVAProtocol
+import LIVATestSupport
 import Locking
 import Logging
 import SocketIO
@@ -110,7 +111,7 @@ struct ClientTransportTests {
     /// seconds, and the client's tasks wait for one.
     func emitted(_ condition: @escaping ([String]) -> Bool) async -> Bool {
       let transport = transport
-      return await transport.changes.wait(timeout: .seconds(60)) {
+      return await until(transport.changes, timeout: .seconds(60)) {
         condition(transport.emitted)
       }
     }
@@ -221,6 +222,6 @@ struct ClientTransportTests {
       transports.withLock { $0 = rig.transports.withLock { $0 } }
     }
     let transport = try #require(transports.withLock { $0.first })
-    #expect(await transport.changes.wait(timeout: .seconds(60)) { transport.disconnects == 1 })
+    #expect(await until(transport.changes, timeout: .seconds(60)) { transport.disconnects == 1 })
   }
 }

@@ -114,15 +114,14 @@ struct FreezeDetectorTests {
     "the player: idle counts 10 frames a second; a chunk that never comes is waited for, mouth closed, then idle"
   )
   func player() throws {
-    let tests = PlayerTests()
-    let (player, link, audio, recorder) = try tests.makePlayer()
+    let (player, link, audio, recorder) = try makePlayer()
     link.tick(at: 0)
     link.run(from: 0, to: 2)
     #expect(player.metrics.freezes.framesPerSecond.prefix(2) == [10, 10])
     // Chunk 0 of a message whose chunk 1 (and audio_end) never come: the last mouth is held
     // for the grace, then the mouth closes and the body moves until the wait ends (3 s).
     let frames = try wireFrames(count: 30, tag: "f")
-    tests.sendChunkZero(player, frames: frames)
+    sendChunkZero(player, frames: frames)
     link.run(from: 2, to: 11)
     let metrics = player.metrics
     #expect(metrics.freezes.freezes.isEmpty, "\(metrics.freezes.freezes)")

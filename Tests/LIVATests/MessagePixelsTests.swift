@@ -17,18 +17,7 @@ struct MessagePixelsTests {
     "every mouth of a 120-frame message on screen once in order, on its planned base frame, placed exactly; idle after"
   )
   func wholeMessage() throws {
-    let avatar = try FixtureAvatar()
-    var configuration = LIVAPlayer.Configuration()
-    configuration.width = 64
-    configuration.height = 64
-    configuration.featherWidth = 0
-    let recorder = PlayerTests.Recorder()
-    let player = LIVAPlayer(
-      configuration: configuration, baseFrames: avatar.store, audio: HeadlessAudioOutput(),
-      surface: CallbackSurface { recorder.frames.append($0) },
-      decodeScheduler: InlineDecodeScheduler())
-    let link = VirtualDisplayLink()
-    link.start { player.tick(now: $0) }
+    let (player, link, _, recorder) = try makePlayer()
     link.tick(at: 0)
 
     let walk = wireWalk(120)

@@ -15,35 +15,11 @@ struct PlayerFaultTests {
     init(_ value: Value) { self.value = value }
   }
 
-  func makePlayer(
-    observer: (@Sendable (EngineAction) -> Void)? = nil
-  ) throws -> (LIVAPlayer, VirtualDisplayLink, HeadlessAudioOutput, Box<[RenderedFrame]>) {
-    var configuration = LIVAPlayer.Configuration()
-    configuration.width = 32
-    configuration.height = 32
-    configuration.featherWidth = 0
-    let audio = HeadlessAudioOutput()
-    let frames = Box([RenderedFrame]())
-    let player = LIVAPlayer(
-      configuration: configuration, baseFrames: try FixtureAvatar().store, audio: audio,
-      surface: CallbackSurface { frames.value.append($0) },
-      decodeScheduler: InlineDecodeScheduler(), observer: observer)
-    let link = VirtualDisplayLink()
-    link.start { player.tick(now: $0) }
-    return (player, link, audio, frames)
-  }
-
-  /// Chunk 0 of a message: its images in one batch, then its plan and audio.
-  func sendChunkZero(_ player: LIVAPlayer, frames: [OverlayFrame]) {
-    player.handle(.frameImagesBatch(FrameImagesBatch(frames: frames, chunkIndex: 0, batchIndex: 0)))
-    player.handle(planned(frames, chunk: 0, seconds: Double(frames.count) / 30))
-  }
-
   @Test(
     "a chunk whose first image failed before its plan came, with no chunk_images_ready, still plays"
   )
   func firstImageFailedBeforePlan() throws {
-    let (player, link, audio, shown) = try makePlayer()
+    let (player, link, audio, shown) = try makePlayer(size: 32)
     link.tick(at: 0)
     var frames = try wireFrames(count: 20, tag: "f")
     frames[0].image = EncodedImage(data: Data([0, 1, 2, 3]), mimeType: "image/png")  // corrupt
@@ -52,7 +28,7 @@ struct PlayerFaultTests {
     link.run(from: 0, to: 3)
     #expect(audio.segments.map(\.chunk.index) == [0])
     let mouths = Set(
-      shown.value.filter { !$0.content.overlays.isEmpty }.compactMap(\.content.overlayIndex))
+      shown.frames.filter { !$0.content.overlays.isEmpty }.compactMap(\.content.overlayIndex))
     #expect(mouths == Set(1..<20))
     #expect(player.mode == .idle)
   }
@@ -63,7 +39,7 @@ struct PlayerFaultTests {
   func staleReadyAheadOfItsChunk() throws {
     // Generated seed 569471270926, shrunk: m1 barges in; m0's late `chunk_images_ready(1)` comes
     // before m1 has a chunk 1; m1's chunk 1 then arrives with its batches just behind it.
-    let (player, link, audio, shown) = try makePlayer()
+    let (player, link, audio, shown) = try makePlayer(size: 32)
     link.tick(at: 0)
     let m0 = try wireFrames(count: 14, tag: "a")
     sendChunkZero(player, frames: m0)
@@ -89,7 +65,7 @@ struct PlayerFaultTests {
     let last = ChunkID(message: MessageID(1), index: 1)
     #expect(audio.segments.last?.chunk == last)
     let mouths = Set(
-      shown.value.filter { $0.content.chunk == last && !$0.content.overlays.isEmpty }
+      shown.frames.filter { $0.content.chunk == last && !$0.content.overlays.isEmpty }
         .compactMap(\.content.overlayIndex))
     #expect(mouths == Set(0..<12))
   }
@@ -100,7 +76,7 @@ struct PlayerFaultTests {
   func chunkOfLostConnectionReadLate() throws {
     // Events and statuses travel on two streams: the client can read the old connection's
     // chunk after `connectionRestored`. Two thirds of its mouths never came (the drop cut them).
-    let (player, link, audio, shown) = try makePlayer()
+    let (player, link, audio, shown) = try makePlayer(size: 32)
     link.tick(at: 0)
     player.connectionLost()
     player.connectionRestored()
@@ -112,7 +88,7 @@ struct PlayerFaultTests {
     player.handle(planned(frames, chunk: 0, seconds: 1), fromLostConnection: true)
     link.run(from: 0, to: 4)
     let segment = try #require(audio.segments.first)
-    let lastSpeech = try #require(shown.value.last { $0.content.chunk != nil })
+    let lastSpeech = try #require(shown.frames.last { $0.content.chunk != nil })
     #expect(lastSpeech.time <= segment.start + (segment.duration ?? 0) + 2.0 / 30)
     #expect(player.metrics.engine.holds(.overlayNotReady) == 0)
     #expect(player.mode == .idle)
@@ -121,11 +97,13 @@ struct PlayerFaultTests {
   @Test("an interrupt between a tick's decision and its audio start: the start is dropped")
   func interruptBeforeAudioStart() throws {
     let holder = Box<LIVAPlayer?>(nil)
-    let (player, link, audio, _) = try makePlayer { action in
-      // Runs outside the lock, after the tick decided to start the chunk's audio and before
-      // the start is carried out: another thread's interrupt at the worst moment.
-      if case .speakingStarted = action { holder.value?.interrupt() }
-    }
+    let (player, link, audio, _) = try makePlayer(
+      size: 32,
+      observer: { action in
+        // Runs outside the lock, after the tick decided to start the chunk's audio and before
+        // the start is carried out: another thread's interrupt at the worst moment.
+        if case .speakingStarted = action { holder.value?.interrupt() }
+      })
     holder.value = player
     link.tick(at: 0)
     let frames = try wireFrames(count: 20, tag: "i")
@@ -137,7 +115,7 @@ struct PlayerFaultTests {
 
   @Test("the played chunks' images are released: a purge of unused images frees them")
   func playedImagesReleased() throws {
-    let (player, link, _, _) = try makePlayer()
+    let (player, link, _, _) = try makePlayer(size: 32)
     link.tick(at: 0)
     let frames = try wireFrames(count: 20, tag: "p")
     sendChunkZero(player, frames: frames)

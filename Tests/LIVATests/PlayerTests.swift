@@ -3,6 +3,7 @@ import LIVA
 import LIVAEngine
 import LIVAPlatform
 import LIVAProtocol
+import LIVATestSupport
 import Testing
 
 @testable import LIVAMedia
@@ -104,46 +105,8 @@ func planned(_ frames: [OverlayFrame], chunk index: Int, seconds: Double) -> Ser
       animations: [ChunkAnimation(animationName: plan[0].animationName, sections: [plan])]))
 }
 
-/// Waits until `condition` holds, checking it now and after every change signalled on `feed`
-/// (a client's or player's ``ChangeFeed``: state, downloads, events, inputs, decode workers),
-/// never by polling. `timeout` of real time bounds a wait for what never comes; callers fail
-/// with their own message when it returns false.
-func until(
-  _ feed: ChangeFeed, timeout: Duration = .seconds(30), _ condition: () -> Bool
-) async -> Bool {
-  await feed.wait(timeout: timeout, until: condition)
-}
-
 @Suite("Player pipeline")
 struct PlayerTests {
-  final class Recorder: @unchecked Sendable {
-    // @unchecked: the virtual display link presents on the test's thread only.
-    var frames: [RenderedFrame] = []
-  }
-
-  func makePlayer(
-    skew: Double = 0, avatar: FixtureAvatar? = nil,
-    scheduler: any DecodeScheduler = InlineDecodeScheduler(),
-    configure: (inout LIVAPlayer.Configuration) -> Void = { _ in }
-  ) throws -> (LIVAPlayer, VirtualDisplayLink, HeadlessAudioOutput, Recorder) {
-    let avatar = try avatar ?? FixtureAvatar()
-    var configuration = LIVAPlayer.Configuration()
-    configuration.width = 64
-    configuration.height = 64
-    configuration.featherWidth = 0
-    configure(&configuration)
-    let audio = HeadlessAudioOutput(clockSkew: skew)
-    let recorder = Recorder()
-    // Decodes run inline: a handled event's images are decoded when `handle` returns.
-    let player = LIVAPlayer(
-      configuration: configuration, baseFrames: avatar.store, audio: audio,
-      surface: CallbackSurface { recorder.frames.append($0) },
-      decodeScheduler: scheduler)
-    let link = VirtualDisplayLink()
-    link.start { player.tick(now: $0) }
-    return (player, link, audio, recorder)
-  }
-
   /// A player configuration with an overlay store of `sprites` of the fixture's 8×8 mouths,
   /// `played` of them kept once played.
   static func overlayStore(sprites: Int, played: Int) -> (inout LIVAPlayer.Configuration) -> Void {
@@ -151,14 +114,6 @@ struct PlayerTests {
       configuration.overlayByteLimit = 8 * 8 * 4 * sprites
       configuration.playedOverlayByteLimit = 8 * 8 * 4 * played
     }
-  }
-
-  /// Chunk 0 of a message: its images (batch 0), then its plan and audio (`frames.count / 30`
-  /// s); no `chunk_images_ready`, no `audio_end`.
-  func sendChunkZero(_ player: LIVAPlayer, frames: [OverlayFrame]) {
-    player.handle(
-      .frameImagesBatch(FrameImagesBatch(frames: frames, chunkIndex: 0, batchIndex: 0)))
-    player.handle(planned(frames, chunk: 0, seconds: Double(frames.count) / 30))
   }
 
   func speak(_ player: LIVAPlayer, frames: [OverlayFrame], chunkSize: Int) {
@@ -530,7 +485,7 @@ struct PlayerTests {
   /// A player on idle frame 0 whose memory then holds only that frame, and whose worker runs
   /// only when the test says.
   func playerWithWorkerBehind() throws -> (
-    LIVAPlayer, VirtualDisplayLink, Recorder, ManualDecodeScheduler, FixtureAvatar
+    LIVAPlayer, VirtualDisplayLink, FrameRecorder, ManualDecodeScheduler, FixtureAvatar
   ) {
     let avatar = try FixtureAvatar(preload: false)
     let scheduler = ManualDecodeScheduler()
@@ -678,7 +633,7 @@ struct PlayerChangeFeedTests {
   func preloadIdleWakes() async throws {
     let avatar = try FixtureAvatar(preload: false)
     let scheduler = PlayerTests.ManualDecodeScheduler()
-    let (player, _, _, _) = try PlayerTests().makePlayer(avatar: avatar, scheduler: scheduler)
+    let (player, _, _, _) = try makePlayer(avatar: avatar, scheduler: scheduler)
     #expect(!player.isPreloadIdle)
     let before = player.changes.generation
     // The waiter checks (not idle) and sleeps before the decodes run: only their signal can
@@ -696,7 +651,7 @@ struct PlayerChangeFeedTests {
   @Test("a decode worker finishing wakes a waiter on isIngestIdle; each input signals")
   func ingestIdleWakes() async throws {
     let scheduler = PlayerTests.ManualDecodeScheduler()
-    let (player, _, _, _) = try PlayerTests().makePlayer(scheduler: scheduler)
+    let (player, _, _, _) = try makePlayer(scheduler: scheduler)
     scheduler.runAll()
     let frames = try wireFrames(count: 4, tag: "feed")
     var seen = player.changes.generation

@@ -1,4 +1,5 @@
 import Foundation
+import LIVATestSupport
 import Logging
 import PngineTestSupport
 import Testing
@@ -485,9 +486,9 @@ enum CommandBytes {
           """))
     let a = try animation(
       payload, limits: RuntimeLimits(fuelPerFrame: 10_000_000, maxMemoryPages: 16))
-    let before = try LifecycleTests.residentKiB()
+    let before = try #require(ResidentMemory.kibibytes())
     let e = #expect(throws: PngineError.self) { try a.frame(time: 0, width: 1, height: 1) }
-    let after = try LifecycleTests.residentKiB()
+    let after = try #require(ResidentMemory.kibibytes())
     print("RSS before \(before) KiB, after the grow \(after) KiB; error \(String(describing: e))")
     #expect(e?.executorStatus == 7)
     #expect(after - before < 64 * 1024)

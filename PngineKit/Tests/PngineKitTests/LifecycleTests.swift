@@ -96,11 +96,4 @@ import Testing
       #expect(!Heap.measures, "no heap figure where the C library gives one")
     }
   }
-
-  /// VmRSS from /proc/self/status, in KiB.
-  static func residentKiB() throws -> Int {
-    let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
-    let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
-    return try #require(Int(line.split(separator: " ").dropFirst().first ?? ""))
-  }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LIVATestSupport
 import PngineKit
 import PngineTestSupport
 import PngineWebGPU
@@ -22,26 +23,20 @@ struct GPULifecycleTests {
     // The driver's and the allocator's pools fill over the first ~100 cycles (measured: +4 MiB,
     // then flat), so the measured cycles come after 110.
     try cycle(10)
-    let start = try residentKiB()
+    let start = try #require(ResidentMemory.kibibytes())
     try cycle(100)
     // Other suites run in this process meanwhile and move its RSS both ways (one 100-cycle
     // window measured 122 KiB a cycle once while they did): a leak grows every window, their
     // noise only some, so the least of three windows is the cycles' own.
     var perCycle: [Double] = []
     for _ in 0..<3 {
-      let before = try residentKiB()
+      let before = try #require(ResidentMemory.kibibytes())
       try cycle(35)
-      perCycle.append(Double(try residentKiB() - before) / 35)
+      perCycle.append(Double(try #require(ResidentMemory.kibibytes()) - before) / 35)
     }
     print("RSS \(start) KiB after 10 cycles; KiB a cycle over three windows of 35: \(perCycle)")
     // A leaked executor (its 1 MiB+ of memory) or a leaked canvas and read-back (32 KiB at
     // 64²) per cycle would add up far past this.
     #expect(perCycle.min()! < 64, "\(perCycle) KiB a cycle")
-  }
-
-  func residentKiB() throws -> Int {
-    let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
-    let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
-    return try #require(Int(line.split(separator: " ").dropFirst().first ?? ""))
   }
 }

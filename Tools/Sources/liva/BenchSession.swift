@@ -246,18 +246,11 @@ struct BenchSession: AsyncParsableCommand {
   }
 }
 
-/// Resident memory of this process now, in MiB, from `/proc/self/status` (0 where there is
-/// none); the peak is `SessionReport.peakMemoryMiB()`.
-enum ResidentMemory {
-  /// `field`: `VmRSS:` (all resident pages), or `RssAnon:` (the private, dirty ones: what
-  /// iOS counts in an app's footprint; code and other file pages are shared and clean).
+extension ResidentMemory {
+  /// Resident memory of this process now, in MiB (0 where there is none; `field` as
+  /// ``ResidentMemory/kibibytes(_:)`` reads it); the peak is `SessionReport.peakMemoryMiB()`.
   static func currentMiB(field: String = "VmRSS:") -> Double {
-    guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else {
-      return 0
-    }
-    let line = text.split(separator: "\n").first { $0.hasPrefix(field) }
-    let kilobytes = line?.split(separator: " ").dropFirst().first.flatMap { Double($0) }
-    return (kilobytes ?? 0) / 1024
+    Double(kibibytes(field) ?? 0) / 1024
   }
 }
 

@@ -93,7 +93,7 @@ struct ClientDownloadTests {
     while !loaded && now < 30 {
       now += 0.1
       link.tick(at: now)
-      loaded = await client.changes.wait(timeout: .milliseconds(100)) {
+      loaded = await until(client.changes, timeout: .milliseconds(100)) {
         client.state == .ready && client.pendingDownloads == 0
           && client.player.baseFrames.isAvailable(.idleForward)
       }
@@ -316,18 +316,6 @@ struct ClientCacheKeyTests {
 /// nothing reconnects or plays for ever behind the app's back.
 @Suite("Client life cycle", .serialized)
 struct ClientLifeCycleTests {
-  /// Waits, checking every 10 ms for at most `timeout`, until `condition` holds.
-  static func eventually(_ timeout: Duration = .seconds(10), _ condition: () -> Bool) async
-    -> Bool
-  {
-    let deadline = ContinuousClock.now + timeout
-    while !condition() {
-      guard ContinuousClock.now < deadline else { return false }
-      try? await Task.sleep(for: .milliseconds(10))
-    }
-    return true
-  }
-
   @Test("a connected client dropped without disconnect() is released with its socket")
   func droppedClientIsReleased() async throws {
     let server = try await ClientDownloadTests.backend { _ in }
@@ -343,8 +331,10 @@ struct ClientLifeCycleTests {
       weakSocket = client.protectedState.withLock { $0.socket } as? SocketIOClient
       #expect(weakSocket != nil)
     }
-    #expect(await Self.eventually { weakClient == nil }, "the client is still alive")
-    #expect(await Self.eventually { weakSocket == nil }, "its socket is still alive")
+    #expect(
+      await until(every: .milliseconds(10)) { weakClient == nil }, "the client is still alive")
+    #expect(
+      await until(every: .milliseconds(10)) { weakSocket == nil }, "its socket is still alive")
     await server.stop()
   }
 
@@ -374,7 +364,7 @@ struct ClientLifeCycleTests {
     let holdsSocket = client.protectedState.withLock { $0.socket != nil }
     let sockets = { server.backend.socketServer.connectedSockets.count }
     #expect(
-      await Self.eventually { sockets() == (holdsSocket ? 1 : 0) },
+      await until(every: .milliseconds(10)) { sockets() == (holdsSocket ? 1 : 0) },
       "client holds a socket: \(holdsSocket); the server has \(sockets()) (calls \(calls))")
     if holdsSocket {
       #expect(await until(client.changes) { client.state == .ready })
@@ -382,7 +372,7 @@ struct ClientLifeCycleTests {
       #expect(client.state == .idle)
     }
     await client.disconnect()
-    #expect(await Self.eventually { sockets() == 0 })
+    #expect(await until(every: .milliseconds(10)) { sockets() == 0 })
     #expect(client.state == .idle)
     await server.stop()
   }

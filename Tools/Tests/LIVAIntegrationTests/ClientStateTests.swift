@@ -3,6 +3,7 @@ import LIVAEngine
 import LIVAMedia
 import LIVAProtocol
 import LIVAServer
+import LIVATestSupport
 import NIOSSL
 import SocketIO
 import Testing
@@ -181,24 +182,17 @@ struct ClientStateTests {
 
   // MARK: - The client
 
-  func makeClient(
-    port: Int, reconnectDelay: Duration, answerTimeout: Double = 30
-  ) throws -> (LIVAClient, VirtualDisplayLink) {
-    var configuration = LIVAConfiguration(
-      serverURL: "http://127.0.0.1:\(port)", userID: "user", agentID: "sample",
-      cacheRoot: FileManager.default.temporaryDirectory.appendingPathComponent(
-        "liva-state-\(UUID().uuidString)"))
-    configuration.resolution = 96
-    configuration.decodeScheduler = InlineDecodeScheduler()
-    configuration.reconnection.initialDelay = reconnectDelay
-    configuration.reconnection.maximumDelay = reconnectDelay
-    configuration.reconnection.jitter = 0
-    configuration.answerTimeout = answerTimeout
-    let link = VirtualDisplayLink()
-    let client = try LIVAClient(
-      configuration: configuration, displayLink: link, audio: HeadlessAudioOutput(),
-      surface: CallbackSurface { _ in })
-    return (client, link)
+  /// Reconnecting after `delay` every time (no backoff, no jitter), giving up on an answer
+  /// after `answerTimeout`.
+  static func fixedDelay(_ delay: Duration, answerTimeout: Double = 30)
+    -> (inout LIVAConfiguration) -> Void
+  {
+    { configuration in
+      configuration.reconnection.initialDelay = delay
+      configuration.reconnection.maximumDelay = delay
+      configuration.reconnection.jitter = 0
+      configuration.answerTimeout = answerTimeout
+    }
   }
 
   /// Connects, waits until ready, sends a message and waits until all of it was received.
@@ -223,7 +217,10 @@ struct ClientStateTests {
   func speakingWhileConnecting() async throws {
     let server = try await ReconnectTests.Backend.start()
     // The socket waits an hour before reconnecting: the drop lasts the whole test.
-    let (client, link) = try makeClient(port: server.port, reconnectDelay: .seconds(3_600))
+    let link = VirtualDisplayLink()
+    let client = try makeClient(
+      port: server.port, cache: "liva-state", link: link,
+      configure: Self.fixedDelay(.seconds(3_600)))
     let events = client.events
     try await connectAndReceive(client, link: link, server: server)
     server.backend.socketServer.connectedSockets.first?.closeTransport()
@@ -251,7 +248,10 @@ struct ClientStateTests {
   @Test("reconnected while speaking: speaking, not ready, until the speech ends")
   func reconnectedWhileSpeaking() async throws {
     let server = try await ReconnectTests.Backend.start()
-    let (client, link) = try makeClient(port: server.port, reconnectDelay: .milliseconds(1))
+    let link = VirtualDisplayLink()
+    let client = try makeClient(
+      port: server.port, cache: "liva-state", link: link,
+      configure: Self.fixedDelay(.milliseconds(1)))
     try await connectAndReceive(client, link: link, server: server)
     link.run(from: 0, to: 1.5)
     try #require(client.state == .speaking)
@@ -278,8 +278,10 @@ struct ClientStateTests {
   )
   func unansweredMessage() async throws {
     let server = try await ReconnectTests.Backend.start { $0.faults.unansweredMessages = 1 }
-    let (client, link) = try makeClient(
-      port: server.port, reconnectDelay: .seconds(3_600), answerTimeout: 5)
+    let link = VirtualDisplayLink()
+    let client = try makeClient(
+      port: server.port, cache: "liva-state", link: link,
+      configure: Self.fixedDelay(.seconds(3_600), answerTimeout: 5))
     let events = client.events
     await client.connect()
     try #require(

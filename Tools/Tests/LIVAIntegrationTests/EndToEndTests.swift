@@ -14,33 +14,7 @@ import Testing
 /// arrived and been decoded, so playback is deterministic.
 @Suite("End to end: LIVAClient ↔ reference backend", .serialized)
 struct EndToEndTests {
-  final class Frames: @unchecked Sendable {
-    // @unchecked: the virtual display link presents on the test's task only.
-    var all: [RenderedFrame] = []
-  }
-
-  struct Rig {
-    let backend: ReferenceBackend
-    let server: Task<Void, any Error>
-    let client: LIVAClient
-    let link: VirtualDisplayLink
-    let audio: HeadlessAudioOutput
-    let frames: Frames
-    var now = 0.0
-
-    var player: LIVAPlayer { client.player }
-
-    mutating func run(for seconds: Double) {
-      link.run(from: now, to: now + seconds)
-      now += seconds
-    }
-
-    func stop() async {
-      await client.disconnect()
-      server.cancel()
-      _ = await server.result
-    }
-  }
+  typealias Rig = ClientRig<ReferenceBackend>
 
   static let packRoot = FileManager.default.temporaryDirectory.appendingPathComponent(
     "liva-e2e-packs")
@@ -66,45 +40,13 @@ struct EndToEndTests {
     let server = Task { try await backend.run(port: 0) { continuation.yield($0) } }
     var iterator = ports.makeAsyncIterator()
     let port = try #require(await iterator.next())
-    var clientConfiguration = LIVAConfiguration(
-      serverURL: "http://127.0.0.1:\(port)", userID: "user", agentID: "sample",
-      cacheRoot: FileManager.default.temporaryDirectory.appendingPathComponent(
-        "liva-e2e-\(UUID().uuidString)"))
-    clientConfiguration.resolution = 96
-    // Decoding keeps up with virtual time.
-    clientConfiguration.decodeScheduler = InlineDecodeScheduler()
-    clientConfiguration.sendMessagesOverHTTP = http
-    clientConfiguration.reconnection.initialDelay = .milliseconds(50)
-    let link = VirtualDisplayLink()
-    let audio = HeadlessAudioOutput(clockSkew: skew)
-    let frames = Frames()
-    let client = try LIVAClient(
-      configuration: clientConfiguration, displayLink: link, audio: audio,
-      surface: CallbackSurface { frames.all.append($0) })
-    await client.connect()
-    let ready = await until(client.changes) {
-      client.state == .ready && client.pendingDownloads == 0
-        && client.player.readyAnimations.count >= 6 && client.player.isPreloadIdle
-    }
-    try #require(
-      ready,
-      "the client was not ready within 30 s: \(client.state), \(client.pendingDownloads) downloads pending, \(client.player.readyAnimations.count) animations ready"
-    )
-    link.tick(at: 0)
-    return Rig(
-      backend: backend, server: server, client: client, link: link, audio: audio, frames: frames)
-  }
-
-  /// Sends a message and waits until all of it has arrived and been decoded.
-  func say(_ text: String, in rig: Rig, expectedEnds: Int) async throws {
-    try await rig.client.sendMessage(text)
-    let delivered = await until(rig.player.changes) {
-      rig.player.metrics.audioEndsReceived >= expectedEnds && rig.player.isIngestIdle
-    }
-    try #require(
-      delivered,
-      "the message did not arrive within 30 s: \(rig.player.metrics.audioEndsReceived) of \(expectedEnds) audio_end, ingest idle: \(rig.player.isIngestIdle)"
-    )
+    return try await connectRig(
+      to: backend, port: port, cache: "liva-e2e", skew: skew,
+      stopBackend: {
+        server.cancel()
+        _ = await server.result
+      },
+      configure: { $0.sendMessagesOverHTTP = http })
   }
 
   /// Pops and desyncs judged on the presented frames alone, not on the engine's counters: two
@@ -188,7 +130,7 @@ struct EndToEndTests {
     arguments: [BinaryEncoding.base64, .binary])
   func fullMessage(encoding: BinaryEncoding) async throws {
     var rig = try await makeRig(encoding: encoding)
-    try await say("Hello there, nice to meet you.", in: rig, expectedEnds: 1)
+    try await say("Hello there, nice to meet you.", in: rig, ends: 1)
     rig.run(for: 8)
     checkClean(rig)
     expectPlanShown(rig)
@@ -223,7 +165,7 @@ struct EndToEndTests {
     arguments: [-0.05, 0.05])
   func skewedAudio(skew: Double) async throws {
     var rig = try await makeRig(skew: skew)
-    try await say("The quick brown fox.", in: rig, expectedEnds: 1)
+    try await say("The quick brown fox.", in: rig, ends: 1)
     rig.run(for: 8)
     checkClean(rig)
     let segments = rig.audio.segments
@@ -243,11 +185,11 @@ struct EndToEndTests {
   @Test("a second message in the middle of speech interrupts cleanly")
   func interruption() async throws {
     var rig = try await makeRig()
-    try await say("Hello there, nice to meet you.", in: rig, expectedEnds: 1)
+    try await say("Hello there, nice to meet you.", in: rig, ends: 1)
     rig.run(for: 1.5)
     let first = try #require(
       rig.frames.all.last { $0.content.chunk != nil }?.content.chunk?.message)
-    try await say("Good morning.", in: rig, expectedEnds: 2)
+    try await say("Good morning.", in: rig, ends: 2)
     let cut = rig.now
     rig.run(for: 10)
     #expect(!rig.frames.all.contains { $0.time > cut && $0.content.chunk?.message == first })
@@ -274,7 +216,7 @@ struct EndToEndTests {
   @Test("faults degrade gracefully and end in idle", arguments: faultCases)
   func faults(name: String, faults: BackendFaults) async throws {
     var rig = try await makeRig(faults: faults)
-    try await say("Hello there, nice to meet you.", in: rig, expectedEnds: 1)
+    try await say("Hello there, nice to meet you.", in: rig, ends: 1)
     rig.run(for: 8)
     checkClean(rig)
     expectPlanShown(rig)
@@ -341,7 +283,7 @@ struct EndToEndTests {
     arguments: [BinaryEncoding.base64, .binary])
   func legacyPerImage(encoding: BinaryEncoding) async throws {
     var rig = try await makeRig(encoding: encoding, legacy: true)
-    try await say("Hello there, nice to meet you.", in: rig, expectedEnds: 1)
+    try await say("Hello there, nice to meet you.", in: rig, ends: 1)
     rig.run(for: 8)
     checkClean(rig)
     expectPlanShown(rig)
@@ -357,7 +299,7 @@ struct EndToEndTests {
   @Test("a message sent with POST /messages plays like one sent on the socket")
   func httpMessage() async throws {
     var rig = try await makeRig(http: true)
-    try await say("Hello there, nice to meet you.", in: rig, expectedEnds: 1)
+    try await say("Hello there, nice to meet you.", in: rig, ends: 1)
     rig.run(for: 8)
     checkClean(rig)
     #expect(rig.backend.messageCount == 1)

@@ -14,45 +14,7 @@ import Testing
 /// arrived and been decoded.
 @Suite("End to end: LIVAClient ↔ python-socketio backend", .serialized)
 struct PythonBackendTests {
-  typealias Frames = EndToEndTests.Frames
-
-  struct Rig {
-    let backend: PythonProcess
-    let client: LIVAClient
-    let link: VirtualDisplayLink
-    let audio: HeadlessAudioOutput
-    let frames: Frames
-    var now = 0.0
-
-    var player: LIVAPlayer { client.player }
-
-    mutating func run(for seconds: Double) {
-      link.run(from: now, to: now + seconds)
-      now += seconds
-    }
-
-    /// Frames per chunk of message `n` (1-based), from the backend's `PLAN` line.
-    /// The mouths per chunk the backend planned for `message` (its `PLAN` line); a backend that
-    /// printed no plan, or an empty one, fails the test rather than compare empty with empty.
-    func plan(_ message: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws
-      -> [Int]
-    {
-      let line = try #require(
-        await backend.waitForLine(startingWith: "PLAN \(message) "),
-        "the backend printed no plan for message \(message)", sourceLocation: sourceLocation)
-      let plan = line.split(separator: " ").last.map {
-        $0.split(separator: ",").compactMap { Int($0) }
-      }
-      return try #require(
-        plan.flatMap { $0.isEmpty ? nil : $0 }, "an empty plan: \(line)",
-        sourceLocation: sourceLocation)
-    }
-
-    func stop() async {
-      await client.disconnect()
-      backend.stop()
-    }
-  }
+  typealias Rig = ClientRig<PythonProcess>
 
   func makeRig(
     scenario: String = "normal", mode: String = "base64", extra: [String] = [],
@@ -67,47 +29,14 @@ struct PythonBackendTests {
       backend.stop()
       throw PythonProcess.Failure(description: "the backend did not start: \(backend.lines)")
     }
-    var configuration = LIVAConfiguration(
-      serverURL: "http://127.0.0.1:\(port)", userID: "user", agentID: "sample",
-      cacheRoot: FileManager.default.temporaryDirectory.appendingPathComponent(
-        "liva-py-\(UUID().uuidString)"))
-    configuration.resolution = 96
-    // Decoding keeps up with virtual time.
-    configuration.decodeScheduler = InlineDecodeScheduler()
-    configuration.reconnection.initialDelay = .milliseconds(50)
-    configuration.auth = auth
-    configuration.sendMessagesOverHTTP = http
-    let link = VirtualDisplayLink()
-    let audio = HeadlessAudioOutput()
-    let frames = Frames()
-    let client = try LIVAClient(
-      configuration: configuration, displayLink: link, audio: audio,
-      surface: CallbackSurface { frames.all.append($0) })
-    await client.connect()
-    let ready = await until(client.changes) {
-      client.state == .ready && client.pendingDownloads == 0
-        && client.player.readyAnimations.count >= 6 && client.player.isPreloadIdle
-    }
-    guard ready else {
-      await client.disconnect()
-      backend.stop()
-      throw PythonProcess.Failure(
-        description:
-          "not ready within 30 s: \(client.state), backend said \(backend.lines.suffix(10))")
-    }
-    link.tick(at: 0)
-    return Rig(backend: backend, client: client, link: link, audio: audio, frames: frames)
-  }
-
-  /// Sends `text` and waits until `ends` messages have fully arrived and been decoded.
-  func say(_ text: String, in rig: Rig, ends: Int) async throws {
-    try await rig.client.sendMessage(text)
-    let delivered = await until(rig.player.changes) {
-      rig.player.metrics.audioEndsReceived >= ends && rig.player.isIngestIdle
-    }
-    try #require(
-      delivered,
-      "the message did not arrive within 30 s: \(rig.backend.lines.suffix(8))")
+    return try await connectRig(
+      to: backend, port: port, cache: "liva-py",
+      backendSaid: { "; the backend said \(backend.lines.suffix(10))" },
+      stopBackend: { backend.stop() },
+      configure: { configuration in
+        configuration.auth = auth
+        configuration.sendMessagesOverHTTP = http
+      })
   }
 
   /// Pops and desyncs on the frames presented, judged without the engine's counters.

@@ -3,6 +3,7 @@ import LIVAEngine
 import LIVAMedia
 import LIVAProtocol
 import LIVAServer
+import LIVATestSupport
 import SocketIO
 import Testing
 
@@ -43,25 +44,17 @@ struct ReconnectTests {
     }
   }
 
-  func makeClient(port: Int) throws -> LIVAClient {
-    var configuration = LIVAConfiguration(
-      serverURL: "http://127.0.0.1:\(port)", userID: "user", agentID: "sample",
-      cacheRoot: FileManager.default.temporaryDirectory.appendingPathComponent(
-        "liva-reconnect-\(UUID().uuidString)"))
-    configuration.resolution = 96
-    configuration.decodeScheduler = InlineDecodeScheduler()
-    // The product's policy (10 failures, then an error), with waits short enough for a test.
+  /// The product's policy (10 failures, then an error), with waits short enough for a test.
+  static func shortWaits(_ configuration: inout LIVAConfiguration) {
     configuration.reconnection.initialDelay = .milliseconds(1)
     configuration.reconnection.maximumDelay = .milliseconds(2)
-    return try LIVAClient(
-      configuration: configuration, displayLink: VirtualDisplayLink(),
-      audio: HeadlessAudioOutput(), surface: CallbackSurface { _ in })
   }
 
   @Test("after a server DISCONNECT (an error), connect() connects again")
   func afterServerDisconnect() async throws {
     let server = try await Backend.start()
-    let client = try makeClient(port: server.port)
+    let client = try makeClient(
+      port: server.port, cache: "liva-reconnect", configure: Self.shortWaits)
     await client.connect()
     try #require(
       await until(client.changes) { client.state == .ready && client.pendingDownloads == 0 })
@@ -88,7 +81,7 @@ struct ReconnectTests {
     let probe = try await Backend.start()
     let port = probe.port
     await probe.stop()
-    let client = try makeClient(port: port)
+    let client = try makeClient(port: port, cache: "liva-reconnect", configure: Self.shortWaits)
     let states = client.states
     let recorded = Task {
       var seen: [LIVAState] = []
@@ -120,7 +113,8 @@ struct ReconnectTests {
   @Test("connect() while connected does nothing: one socket")
   func connectTwice() async throws {
     let server = try await Backend.start()
-    let client = try makeClient(port: server.port)
+    let client = try makeClient(
+      port: server.port, cache: "liva-reconnect", configure: Self.shortWaits)
     await client.connect()
     try #require(await until(client.changes) { client.state == .ready })
     let socket = try #require(client.protectedState.withLock { $0.socket })
