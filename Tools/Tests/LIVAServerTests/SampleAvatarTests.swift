@@ -261,13 +261,13 @@ struct SampleAvatarTests {
     let avatar = try SampleAvatar(
       configuration: .init(
         width: 16, height: 16, includesGreeting: false, includesSecondTalkingPose: false))
-    for round in 0..<4 {
+    for round in 0..<3 {
       let first = try avatar.cachedPack(in: directory.url)
       var stale = first.manifest
       stale.generatorVersion = "0"
       try stale.jsonData().write(to: first.root.appendingPathComponent("manifest.json"))
       let results = Locked<[Result<String, LIVAServerError>]>([])
-      DispatchQueue.concurrentPerform(iterations: 6) { _ in
+      DispatchQueue.concurrentPerform(iterations: 4) { _ in
         let result = Result { () throws(LIVAServerError) -> String in
           try avatar.cachedPack(in: directory.url).manifest.generatorVersion
         }
