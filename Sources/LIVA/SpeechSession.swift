@@ -36,7 +36,8 @@ package struct SpeechSession: Sendable {
   }
 
   private var receiver: SpeechReceiver
-  /// The audio of every chunk the engine holds (queued or playing).
+  /// The audio of every chunk the engine holds (queued or playing), when it has any: its keys
+  /// are a subset of ``keysByChunk``'s.
   private var audioByChunk: [ChunkID: Data] = [:]
   /// The image keys of every chunk the engine holds, first use first.
   private var keysByChunk: [ChunkID: ChunkKeys] = [:]
@@ -48,7 +49,7 @@ package struct SpeechSession: Sendable {
   // MARK: - Reading
 
   /// Chunks whose audio or image keys are held (queued or playing in the engine).
-  package var heldChunks: Int { max(audioByChunk.count, keysByChunk.count) }
+  package var heldChunks: Int { keysByChunk.count }
 
   /// The audio of a chunk the engine holds.
   package func audio(for id: ChunkID) -> Data? { audioByChunk[id] }
