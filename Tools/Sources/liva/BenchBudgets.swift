@@ -26,8 +26,8 @@ struct BenchBudgets: ParsableCommand {
   /// Measurements of a benchmark over its budget before it fails: a machine shared with other
   /// work dips now and then (a CI rehearsal once saw every memory-bound benchmark 25–45 %
   /// slower for three measurements in a row, then 0 % a few minutes later).
-  static let attempts = 5
-  /// Seconds waited before each measurement after the first two: a dip from a neighbour lasts
+  static var attempts: Int { pauses.count }
+  /// Seconds waited before each measurement (the later ones only): a dip from a neighbour lasts
   /// longer than the few seconds of one measurement.
   static let pauses: [Double] = [0, 0, 10, 20, 30]
 
