@@ -40,15 +40,6 @@ package final class Locked<State>: @unchecked Sendable {
     defer { pthread_mutex_unlock(mutex) }
     return try body(&state)
   }
-
-  /// Runs `body` only if the lock is free right now; nil when another thread holds it.
-  package func withLockIfAvailable<R, E: Error>(_ body: (inout State) throws(E) -> R) throws(E)
-    -> R?
-  {
-    guard pthread_mutex_trylock(mutex) == 0 else { return nil }
-    defer { pthread_mutex_unlock(mutex) }
-    return try body(&state)
-  }
 }
 
 extension Locked where State == Void {
