@@ -18,6 +18,11 @@ import Logging
 /// Thread-safe: events may come from any task, ticks from the display link's thread, decode
 /// results from ingest workers. The render path never waits for a decode: a base frame or an
 /// overlay that is not in memory is a planned hold.
+///
+/// A thin shell over ``PlayerCore``: every input (events, ticks, decode results, removals from
+/// the overlay store) changes the core under one lock and gets back effects, which the shell
+/// carries out in order outside it; the frames it drew are reported back once. A second lock
+/// guards only the compositor's pixels.
 public final class LIVAPlayer: Sendable {
   struct State {
     var core: PlayerCore
@@ -30,12 +35,12 @@ public final class LIVAPlayer: Sendable {
   public let baseFrames: BaseFrameStore
   /// The decoded overlay images.
   public let overlays: OverlayImageStore
-  private let ingest: Locked<IngestPipeline?>
+  private let ingest: IngestPipeline
   let compositor: Locked<(compositor: Compositor?, pool: FramePool)>
   let state: Locked<State>
-  /// Held while a window is worked out and asked for (``updateWindow()``).
-  private let windowGate = Locked(())
   private let audio: any AudioOutput
+  /// How far ahead of a tick the audio clock is read (``Configuration/audioLookahead``).
+  private let audioLookahead: Double
   private let surface: any RenderSurface
   let logger: Logger
   private let observer: (@Sendable (EngineAction) -> Void)?
@@ -87,6 +92,8 @@ public final class LIVAPlayer: Sendable {
     self.audio = audio
     self.surface = surface
     self.logger = logger
+    let audioLookahead = configuration.audioLookahead ?? 0.5 / configuration.expectedTickRate
+    self.audioLookahead = audioLookahead
     let state = Locked(
       State(
         core: PlayerCore(
@@ -96,33 +103,26 @@ public final class LIVAPlayer: Sendable {
           overlayBudget: max(
             0, configuration.overlayByteLimit - configuration.playedOverlayByteLimit),
           encodedOverlayBudget: configuration.ingest.maximumQueuedBytes,
-          reservedFrames: baseFrames.reservedFrames),
+          reservedFrames: baseFrames.reservedFrames,
+          audioLookahead: audioLookahead),
         started: createdAt))
     self.state = state
     self.compositor = Locked((nil, FramePool(retainedFrames: surface.retainedFrames)))
-    self.overlays = OverlayImageStore(
+    let overlays = OverlayImageStore(
       byteLimit: configuration.overlayByteLimit,
-      playedByteLimit: configuration.playedOverlayByteLimit
-    ) { keys in
-      let lost = state.withLock { $0.core.imagesRemoved(keys) }
-      if lost > 0 {
-        logger.warning(
-          "[LIVA] overlay images of a queued chunk pushed out of the store: their mouths are lost",
-          metadata: ["images": "\(lost)", "storeBytes": "\(configuration.overlayByteLimit)"])
-      }
-    }
-    self.ingest = Locked(nil)
+      playedByteLimit: configuration.playedOverlayByteLimit)
+    self.overlays = overlays
     self.decodeScheduler = decodeScheduler ?? ConcurrentDecodeScheduler()
     self.prefetcher = BaseFramePrefetcher(store: baseFrames, scheduler: self.decodeScheduler) {
       changes.signal()
     }
-    let pipeline = IngestPipeline(
-      store: overlays, configuration: configuration.ingest, scheduler: decodeScheduler
-    ) { [state, logger] event in
-      Self.handle(event, state: state, logger: logger)
-      changes.signal()
+    ingest = IngestPipeline(
+      store: overlays, configuration: configuration.ingest, scheduler: self.decodeScheduler)
+    // Removals come in as inputs, like everything else (an image a queued chunk needed is a
+    // mouth lost).
+    overlays.observeRemovals { [weak self] keys in
+      self?.input { $0.imagesRemoved(keys, storeBytes: configuration.overlayByteLimit) }
     }
-    ingest.withLock { $0 = pipeline }
     refreshAnimations()
   }
 
@@ -140,7 +140,7 @@ public final class LIVAPlayer: Sendable {
 
   /// Whether no overlay image is waiting for or being decoded.
   public var isIngestIdle: Bool {
-    guard let statistics = ingest.withLock({ $0 })?.statistics else { return true }
+    let statistics = ingest.statistics
     return statistics.queued == 0 && statistics.decoding == 0
   }
 
@@ -189,13 +189,6 @@ public final class LIVAPlayer: Sendable {
     state.withLock { $0.core.window(budget: configuration.baseFrameBudget) }
   }
 
-  /// Asks the base-frame store for the current window (on its worker). Worked out and asked
-  /// for under one gate: a window worked out earlier on another thread (the socket's, after an
-  /// event) can never replace a newer one (the display link's) that was asked for first.
-  private func updateWindow() {
-    windowGate.withLock { _ in prefetcher.request(windowFrames) }
-  }
-
   /// Handles one decoded LIVA event (speech, images, requests). Base-animation download
   /// events are the client's business and are ignored here. `fromLostConnection`: the event
   /// came on a connection that dropped before the last ``connectionRestored()`` (see
@@ -208,22 +201,7 @@ public final class LIVAPlayer: Sendable {
   /// frame dropped; see ``LIVAProtocol/ServerEvent/decode(name:arguments:limits:issues:)``).
   public func noteIssues(_ issues: [LIVAProtocolError]) {
     guard !issues.isEmpty else { return }
-    input { core in
-      core.noteIssues(issues)
-      return []
-    }
-    // One line per event (a batch can have a bad field in each of 50 frames): what was
-    // dropped, by scope and code, and the first problem in full; the rest at debug.
-    let counts = Dictionary(grouping: issues) { "\($0.scope.rawValue).\($0.code)" }
-      .map { "\($0.key) ×\($0.value.count)" }.sorted().joined(separator: ", ")
-    let first = issues[0]
-    logger.warning(
-      "[LIVA] part of an event dropped",
-      metadata: [
-        "event": "\(first.event ?? "?")", "dropped": "\(counts)",
-        "field": "\(first.fieldPath ?? "")", "error": "\(first.message)",
-      ])
-    for issue in issues.dropFirst() { logger.debug("[LIVA] \(issue)") }
+    input { $0.noteIssues(issues) }
   }
 
   /// The connection to the backend is gone: what was received of the current message plays
@@ -242,17 +220,14 @@ public final class LIVAPlayer: Sendable {
 
   /// The connection is back: messages from now on can be streamed to their end again.
   public func connectionRestored() {
-    input { core in
-      core.connectionRestored()
-      return []
-    }
+    input { $0.connectionRestored() }
   }
 
   /// Bytes of the backend's link arrived since the last tick (the client calls this when its
   /// transport's count moves): speech waits for what is still coming rather than playing
   /// without it (``EngineConfiguration/deliveryQuiet``).
   public func linkDelivered() {
-    state.withLock { $0.core.linkDelivered() }
+    input(signal: false) { $0.linkDelivered() }
   }
 
   /// Pauses: the picture holds and the chunk's audio pauses with it, at the last tick.
@@ -273,8 +248,12 @@ public final class LIVAPlayer: Sendable {
   /// when the slot holds). Audio actions of the step are carried out.
   @discardableResult
   public func stepForward() -> DrawnFrame? {
-    let (frame, effects) = state.withLock { $0.core.stepForward() }
-    execute(effects)
+    var frame: DrawnFrame?
+    input { core in
+      let step = core.stepForward()
+      frame = step.frame
+      return step.effects
+    }
     return frame
   }
 
@@ -282,8 +261,12 @@ public final class LIVAPlayer: Sendable {
   /// then; nil when there is no step to undo. Audio is not rewound.
   @discardableResult
   public func stepBackward() -> DrawnFrame? {
-    let (frame, now) = state.withLock { ($0.core.stepBackward(), $0.core.lastTick ?? 0) }
-    if let frame { render(frame, at: now, firstFrame: false) }
+    var frame: DrawnFrame?
+    input { core in
+      let step = core.stepBackward()
+      frame = step.frame
+      return step.effects
+    }
     return frame
   }
 
@@ -298,41 +281,61 @@ public final class LIVAPlayer: Sendable {
 
   /// Counts an event that failed validation (the transport logs and drops it).
   public func noteRejectedEvent(_ error: LIVAProtocolError? = nil) {
-    input { core in
-      core.noteRejectedEvent(error)
-      return []
-    }
+    input { $0.noteRejectedEvent(error) }
   }
 
-  /// The render path: one display tick at display time `now`. Never waits for a decode.
+  /// The render path: one display tick at display time `now`. Never waits for a decode. The
+  /// audio clock is read once, ahead of `now` (``Configuration/audioLookahead``); the frame
+  /// drawn carries its chunk's position from that reading.
   public func tick(now: Double) {
     let began = ContinuousClock.now
-    let lookahead = configuration.audioLookahead ?? 0.5 / configuration.expectedTickRate
-    let clock = audio.position(at: now + lookahead)
-    execute(state.withLock { $0.core.tick(now: now, audio: clock) })
-    let elapsed = ContinuousClock.now - began
-    let seconds =
-      Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-    state.withLock { $0.core.noteRenderStall(seconds) }
+    let clock = audio.position(at: now + audioLookahead)
+    let drawn = execute(state.withLock { $0.core.tick(now: now, audio: clock) })
+    report(drawn, tickTook: Self.seconds(ContinuousClock.now - began))
   }
 
   // MARK: - Carrying out the core's effects
 
-  /// An input: changes the core, carries out its effects, then signals ``changes``.
-  private func input(_ change: (inout PlayerCore) -> [PlayerCore.Effect]) {
-    execute(state.withLock { change(&$0.core) })
-    changes.signal()
+  /// An input: changes the core under the lock, carries out its effects outside it, reports
+  /// what was drawn, then signals ``changes`` (unless `signal` is false: an input no reading
+  /// waits for).
+  private func input(signal: Bool = true, _ change: (inout PlayerCore) -> [PlayerCore.Effect]) {
+    report(execute(state.withLock { change(&$0.core) }), tickTook: nil)
+    if signal { changes.signal() }
   }
 
-  /// Carries out the core's effects in order, outside the lock.
-  private func execute(_ effects: [PlayerCore.Effect]) {
+  /// The one report after carrying out effects: what became of the frames drawn, and how long
+  /// a tick took. Carries out what the core answers (no more drawing).
+  private func report(_ drawn: [PlayerCore.RenderOutcome], tickTook: Double?) {
+    guard !drawn.isEmpty || tickTook != nil else { return }
+    let (answer, firstFrame) = state.withLock { state in
+      let started = state.started
+      let before = state.core.hasPresented
+      let answer = state.core.rendered(
+        drawn, tickTook: tickTook, sinceStart: Self.seconds(ContinuousClock.now - started))
+      return (answer, !before && state.core.hasPresented)
+    }
+    let drewMore = execute(answer)
+    assert(drewMore.isEmpty, "a report's answer drew a frame")
+    // The first frame is a change a waiter may look for (``PlayerMetrics/timeToFirstFrame``).
+    if firstFrame { changes.signal() }
+  }
+
+  private static func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+  }
+
+  /// Carries out the core's effects in order, outside the lock; returns what became of each
+  /// frame it was asked to draw.
+  private func execute(_ effects: [PlayerCore.Effect]) -> [PlayerCore.RenderOutcome] {
     var notified = false
+    var drawn: [PlayerCore.RenderOutcome] = []
     defer { if notified { changes.signal() } }
     for effect in effects {
       switch effect {
-      case .decode(let overlays, let chunk):
+      case .decode(let batch):
         // Content-addressed: the images belong to no message until a plan claims them.
-        ingest.withLock { $0 }?.submit(overlays, chunk: chunk, message: 0)
+        ingest.submit(batch) { [weak self] event in self?.input { $0.decoded(event) } }
       case .claim(let keys, let message):
         overlays.claim(keys, message: message.rawValue)
       case .release(let keys, let message):
@@ -359,14 +362,14 @@ public final class LIVAPlayer: Sendable {
         audio.pause(at: now)
       case .resumeAudio(let now):
         audio.resume(at: now)
-      case .draw(let frame, let time, let firstFrame):
-        render(frame, at: time, firstFrame: firstFrame)
+      case .draw(let frame, let time, let audioPosition, let firstFrame):
+        drawn.append(render(frame, at: time, audioPosition: audioPosition, firstFrame: firstFrame))
       case .drawIfDecoded(let frame, let time):
         if baseFrames.decodedFrame(frame.index, of: frame.animation) != nil {
-          render(frame, at: time, firstFrame: false)
+          drawn.append(render(frame, at: time, audioPosition: nil, firstFrame: false))
         }
-      case .updateWindow:
-        updateWindow()
+      case .requestWindow(let frames, let step):
+        prefetcher.request(frames, step: step)
       case .notify(let action):
         observer?(action)
         notified = true
@@ -376,44 +379,22 @@ public final class LIVAPlayer: Sendable {
           metadata: metadata.mapValues { Logger.MetadataValue.string($0) })
       }
     }
+    return drawn
   }
 
-  private static func handle(_ event: IngestEvent, state: Locked<State>, logger: Logger) {
-    switch event {
-    case .imageReady(let key, _, _):
-      state.withLock { $0.core.imageReady(key) }
-    case .imageFailed(let key, let chunk, _, let error):
-      logger.warning(
-        "[LIVA] overlay image failed to decode: its mouth is lost",
-        metadata: ["key": "\(key)", "chunk": "\(chunk)", "error": "\(error)"])
-      state.withLock { $0.core.imageFailed(key, shed: false) }
-    case .imageShed(let key, let chunk, _):
-      logger.warning(
-        "[LIVA] overlay image shed under backpressure",
-        metadata: ["key": "\(key)", "chunk": "\(chunk)"])
-      state.withLock { $0.core.imageFailed(key, shed: true) }
-    case .chunkReady:
-      break  // the player never defers `chunk_images_ready` through the pipeline
-    }
-  }
-
-  /// Composites and presents `frame`, then reports the outcome to the core once.
-  private func render(_ frame: DrawnFrame, at time: Double, firstFrame: Bool) {
+  /// Composites and presents `frame`; returns the outcome, for the core.
+  private func render(
+    _ frame: DrawnFrame, at time: Double, audioPosition position: Double?, firstFrame: Bool
+  ) -> PlayerCore.RenderOutcome {
     // The session's first frame need not wait a tick for a worker: the kept idle frame is read
     // inline (nothing is on screen yet to hold instead). Asked only on a miss.
     guard
       let base = baseFrames.decodedFrame(frame.index, of: frame.animation)
         ?? (firstFrame ? baseFrames.decodedOrKeptFrame(frame.index, of: frame.animation) : nil)
-    else {
-      report(.baseFrameMissing(frame, at: time))
-      return
-    }
+    else { return .baseFrameMissing(frame, at: time) }
     var placed: [PlacedOverlay] = []
     for layer in frame.overlays {
-      guard let image = overlays.image(for: layer.key) else {
-        report(.overlayMissing(at: time))
-        return
-      }
+      guard let image = overlays.image(for: layer.key) else { return .overlayMissing(at: time) }
       placed.append(PlacedOverlay(image: image, rect: layer.rect))
     }
     let (pixels, width, height) = compositor.withLock { drawing -> ([UInt8], Int, Int) in
@@ -434,31 +415,10 @@ public final class LIVAPlayer: Sendable {
         ? compositor.frame.pixels : compositor.withFrame { drawing.pool.take(copying: $0) }
       return (pixels, width, height)
     }
-    let position = frame.chunk.flatMap { chunk in
-      audio.position(at: time).flatMap { $0.chunk == chunk ? $0.position : nil }
-    }
-    report(
-      .presented(frame, at: time, audioPosition: position, frameBytes: base.pixels.count))
     surface.present(
       RenderedFrame(
         time: time, width: width, height: height, pixels: pixels,
         content: frame, audioPosition: position))
-    // The first frame is a change a waiter may look for (``PlayerMetrics/timeToFirstFrame``).
-    if firstFrame { changes.signal() }
-  }
-
-  /// The one report of a frame's outcome to the core; carries out what it answers.
-  private func report(_ outcome: PlayerCore.RenderOutcome) {
-    execute(
-      state.withLock { state in
-        let started = state.started
-        return state.core.rendered(
-          outcome,
-          sinceStart: {
-            let elapsed = ContinuousClock.now - started
-            return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds)
-              * 1e-18
-          }())
-      })
+    return .presented(frame, at: time, audioPosition: position, frameBytes: base.pixels.count)
   }
 }

@@ -4,18 +4,21 @@ import LIVAMedia
 import LIVAProtocol
 import Logging
 
-/// Every decision of the player, as a value: events, ticks and decode results in, ``Effect``s
-/// out. No clock, no locks, no I/O: time comes in as an argument, and the owner (``LIVAPlayer``)
-/// carries out the effects in order, outside its lock.
+/// Every decision of the player, as a value: events, ticks, decode results and removals from
+/// the overlay store in, ``Effect``s out. No clock, no locks, no I/O: time comes in as an
+/// argument, and the owner (``LIVAPlayer``) carries out the effects in order, outside its lock,
+/// then reports once what became of the frames it drew (``rendered(_:tickTook:sinceStart:)``).
 ///
-/// It holds the engine, the speech session (message identity, each held chunk's audio and
-/// image keys), the decode window of mouths, and the metrics. The same inputs always give the same effects, so generated sessions
-/// run through it on a virtual clock.
+/// It holds the engine (which owns which images are ready), the speech session (message
+/// identity, each held chunk's audio and image keys), the decode window of mouths, and the
+/// metrics. The same inputs always give the same effects, so generated sessions run through it
+/// on a virtual clock.
 public struct PlayerCore: Sendable {
   /// What the owner must do, in order.
   public enum Effect: Sendable, Equatable {
-    /// Decode these images (content-addressed: they belong to no message until claimed).
-    case decode([EncodedOverlay], chunk: Int)
+    /// Decode these images (content-addressed: they belong to no message until claimed), and
+    /// report what became of each with ``decoded(_:)``.
+    case decode([EncodedOverlay])
     /// `message` uses these images: keep them while it plays.
     case claim(Set<String>, message: MessageID)
     /// `message` no longer uses these images (its chunk played, or was not taken).
@@ -36,14 +39,19 @@ public struct PlayerCore: Sendable {
     /// Resume the audio clock.
     case resumeAudio(at: Double)
     /// Composite and present this frame as the picture of display time `at`; then report the
-    /// outcome with ``rendered(_:sinceStart:)``. `firstFrame`: nothing was presented yet, so
-    /// the owner may read the base frame inline rather than hold on a miss.
-    case draw(DrawnFrame, at: Double, firstFrame: Bool)
+    /// outcome with ``rendered(_:tickTook:sinceStart:)``. `audioPosition`: its chunk's audio
+    /// position at `at` (nil outside speech, or when that chunk's audio is not playing), from
+    /// the clock the tick was given. `firstFrame`: nothing was presented yet, so the owner may
+    /// read the base frame inline rather than hold on a miss.
+    case draw(DrawnFrame, at: Double, audioPosition: Double?, firstFrame: Bool)
     /// Present this frame if its base frame is in memory now (a frame without speech that was
     /// due while it was not); nothing otherwise (and nothing to report).
     case drawIfDecoded(DrawnFrame, at: Double)
-    /// Ask the base-frame store for the window ahead (``window(budget:)``).
-    case updateWindow
+    /// Ask the base-frame store for this window of frames to decode ahead (``window(budget:)``
+    /// with ``baseFrameBudget``), worked out at `step`: a request of an earlier step that
+    /// reaches the store later must not replace it
+    /// (``LIVAMedia/BaseFramePrefetcher/request(_:step:)``).
+    case requestWindow([BaseFrameRef], step: Int)
     /// Tell the app's observer.
     case notify(EngineAction)
     /// Write a log line.
@@ -51,18 +59,24 @@ public struct PlayerCore: Sendable {
   }
 
   /// The engine.
-  public private(set) var engine: LIVAEngine
+  public internal(set) var engine: LIVAEngine
   /// Message identity and each held chunk's audio and image keys.
-  private var session: SpeechSession
+  var session: SpeechSession
   /// The connection is down: what still arrives was received before the drop.
-  private var offline = false
+  var offline = false
   /// The last tick's time.
-  public private(set) var lastTick: Double?
+  public internal(set) var lastTick: Double?
   /// Bytes of one decoded base frame, once one was drawn.
-  public private(set) var frameBytes: Int?
+  public internal(set) var frameBytes: Int?
   /// A frame without speech whose base frame was not in memory when it was due.
-  private var missed: DrawnFrame?
-  private var drawsSinceWindow = 0
+  var missed: DrawnFrame?
+  var drawsSinceWindow = 0
+  /// The window of base frames is due to be asked for again at the end of this input.
+  var windowDue = false
+  /// How many windows were asked for.
+  var windowSteps = 0
+  /// How far ahead of the tick the audio clock given to ``tick(now:audio:)`` is read.
+  public let audioLookahead: Double
   /// Bytes of decoded base frames the window is planned with (see ``window(budget:)``).
   public let baseFrameBudget: Int
   /// Frames' worth of the budget held by something else than decoded frames: the playback
@@ -73,28 +87,30 @@ public struct PlayerCore: Sendable {
   /// Bytes of encoded overlay images held back at most (received, not yet decoded).
   public var encodedOverlayBudget: Int { mouths.encodedBudget }
   /// Received images waiting encoded, and those sent to be decoded.
-  private var mouths: MouthDecodeWindow
+  var mouths: MouthDecodeWindow
   /// `play_base_animation` requests for animations not downloaded yet, oldest first.
-  private var deferredRequests: [(name: AnimationName, at: Double)] = []
+  var deferredRequests: [(name: AnimationName, at: Double)] = []
   /// How long a request for an animation not downloaded yet waits for it, in seconds.
   public static let deferredRequestLifetime = 10.0
   /// The most requests that wait for their animation at once; the oldest goes first.
   public static let deferredRequestLimit = 4
-  private var accounting = PlayerMetrics()
-  private let expectedTickRate: Double
-  private let speakingFPS: Double
+  var accounting = PlayerMetrics()
+  let expectedTickRate: Double
+  let speakingFPS: Double
 
   /// Creates a core with the engine's tuning; `baseFrameBudget` is the bytes of decoded base
   /// frames its window ahead is planned with (it decides how often the window is refreshed);
   /// `overlayBudget` the bytes of decoded mouths of chunks not yet played it has decoded at
   /// once (the overlay store's bytes less its played images'), and `encodedOverlayBudget` the
-  /// bytes of encoded mouths it holds back meanwhile.
+  /// bytes of encoded mouths it holds back meanwhile. `audioLookahead`: how far ahead of each
+  /// tick its owner reads the audio clock.
   public init(
     engine configuration: EngineConfiguration = EngineConfiguration(),
     freezeThreshold: Double = 0.1, expectedTickRate: Double = 60,
     baseFrameBudget: Int = 32 << 20, overlayBudget: Int = 60 << 20,
-    encodedOverlayBudget: Int = 64 << 20, reservedFrames: Int = 0
+    encodedOverlayBudget: Int = 64 << 20, reservedFrames: Int = 0, audioLookahead: Double = 0
   ) {
+    self.audioLookahead = audioLookahead
     self.baseFrameBudget = baseFrameBudget
     self.reservedFrames = max(0, reservedFrames)
     mouths = MouthDecodeWindow(decodedBudget: overlayBudget, encodedBudget: encodedOverlayBudget)
@@ -119,7 +135,7 @@ public struct PlayerCore: Sendable {
 
   /// The speech generation: counted up at every message begun and every interrupt. An audio
   /// start decided in an earlier one is for a chunk that was dropped since.
-  public private(set) var generation = 0
+  public internal(set) var generation = 0
 
   /// Chunks whose audio or image claims are held (queued or playing).
   public var heldChunks: Int { session.heldChunks }
@@ -144,10 +160,10 @@ public struct PlayerCore: Sendable {
     let wasOffline = offline
     offline = offline || fromLostConnection
     defer { offline = wasOffline }
-    return receive(event, fromLostConnection: fromLostConnection)
+    return finish(receive(event, fromLostConnection: fromLostConnection))
   }
 
-  private mutating func receive(_ event: ServerEvent, fromLostConnection: Bool) -> [Effect] {
+  mutating func receive(_ event: ServerEvent, fromLostConnection: Bool) -> [Effect] {
     switch event {
     case .audioChunk, .frameImagesBatch, .frameImage, .chunkImagesReady, .audioEnd,
       .animationChunkMetadata:
@@ -174,20 +190,35 @@ public struct PlayerCore: Sendable {
     for request in arrived {
       effects += perform(engine.requestAnimation(request.name), at: now)
     }
-    return effects + [.updateWindow]
+    windowDue = true
+    return finish(effects)
   }
 
-  /// Counts the problems a tolerant decode of an event noted.
-  public mutating func noteIssues(_ issues: [LIVAProtocolError]) {
+  /// Counts the problems a tolerant decode of an event noted, and logs them: one line per
+  /// event (a batch can have a bad field in each of 50 frames) with what was dropped, by scope
+  /// and code, and the first problem in full; the rest at debug.
+  public mutating func noteIssues(_ issues: [LIVAProtocolError]) -> [Effect] {
+    guard let first = issues.first else { return [] }
     for issue in issues {
       accounting.rejections["\(issue.scope.rawValue).\(issue.code)", default: 0] += 1
     }
+    let counts = Dictionary(grouping: issues) { "\($0.scope.rawValue).\($0.code)" }
+      .map { "\($0.key) ×\($0.value.count)" }.sorted().joined(separator: ", ")
+    return [
+      .log(
+        .warning, "[LIVA] part of an event dropped",
+        [
+          "event": first.event ?? "?", "dropped": counts, "field": first.fieldPath ?? "",
+          "error": first.message,
+        ])
+    ] + issues.dropFirst().map { .log(.debug, "[LIVA] \($0)", [:]) }
   }
 
-  /// Counts an event that failed validation.
-  public mutating func noteRejectedEvent(_ error: LIVAProtocolError?) {
+  /// Counts an event that failed validation (its owner logged and dropped it).
+  public mutating func noteRejectedEvent(_ error: LIVAProtocolError?) -> [Effect] {
     accounting.rejectedEvents += 1
     if let error { accounting.rejections["event.\(error.code)", default: 0] += 1 }
+    return []
   }
 
   /// The connection is gone: what was received plays out, then the avatar returns to idle.
@@ -195,31 +226,37 @@ public struct PlayerCore: Sendable {
     let actions = session.connectionLost()
     offline = true
     engine.connectionLost()
-    return perform(actions)
+    return finish(perform(actions))
   }
 
   /// The connection is back.
-  public mutating func connectionRestored() {
+  public mutating func connectionRestored() -> [Effect] {
     offline = false
     session.connectionRestored()
+    return []
   }
 
   /// Bytes of the backend's link arrived since the last tick (``LIVAEngine/linkDelivered()``).
-  public mutating func linkDelivered() { engine.linkDelivered() }
+  public mutating func linkDelivered() -> [Effect] {
+    engine.linkDelivered()
+    return []
+  }
 
   /// Interrupts the current message (from the app).
   public mutating func interrupt() -> [Effect] {
     session.interrupt()
     generation += 1
-    return perform(engine.interrupt(), at: lastTick ?? 0) + [.updateWindow]
+    windowDue = true
+    return finish(perform(engine.interrupt(), at: lastTick ?? 0))
   }
 
   /// Pauses picture and audio.
-  public mutating func pause() -> [Effect] { perform(engine.pause(), at: lastTick ?? 0) }
+  public mutating func pause() -> [Effect] { finish(perform(engine.pause(), at: lastTick ?? 0)) }
 
   /// Resumes after ``pause()``.
   public mutating func resume() -> [Effect] {
-    perform(engine.resume(), at: lastTick ?? 0) + [.updateWindow]
+    windowDue = true
+    return finish(perform(engine.resume(), at: lastTick ?? 0))
   }
 
   /// Asks for a base animation when the avatar is idle.
@@ -235,46 +272,32 @@ public struct PlayerCore: Sendable {
           ["animation": "\(animation)"])
       ]
     }
-    return perform(engine.requestAnimation(animation), at: lastTick ?? 0) + [.updateWindow]
+    windowDue = true
+    return finish(perform(engine.requestAnimation(animation), at: lastTick ?? 0))
   }
 
   /// Debug step mode: one frame slot forward.
   public mutating func stepForward() -> (frame: DrawnFrame?, effects: [Effect]) {
     let result = engine.stepForward()
     var effects = perform(result.actions, at: lastTick ?? 0)
-    guard case .draw(let frame) = result.plan else { return (nil, effects) }
-    effects.append(.draw(frame, at: lastTick ?? 0, firstFrame: !hasPresented))
+    guard case .draw(let frame) = result.plan else { return (nil, finish(effects)) }
+    effects.append(.draw(frame, at: lastTick ?? 0, audioPosition: nil, firstFrame: !hasPresented))
+    // The window, if due, is asked for at the report, once the frame is presented.
     return (frame, effects)
   }
 
-  /// Debug step mode: one ``stepForward()`` back.
-  public mutating func stepBackward() -> DrawnFrame? { engine.stepBackward() }
-
-  // MARK: - Images
-
-  /// An image is decoded and stored.
-  public mutating func imageReady(_ key: String) { engine.imageReady(key) }
-
-  /// An image failed to decode, or was shed: its mouth is lost.
-  public mutating func imageFailed(_ key: String, shed: Bool) {
-    if shed { accounting.shedImages += 1 } else { accounting.failedImages += 1 }
-    engine.imageFailed(key)
-  }
-
-  /// Images left the store; returns how many a queued chunk still needed (counted in
-  /// ``PlayerMetrics/evictedQueuedImages``: their mouths are lost unless they come again).
-  @discardableResult
-  public mutating func imagesRemoved(_ keys: [String]) -> Int {
-    for key in keys { engine.imageEvicted(key) }
-    let needed = keysStillUsed
-    let lost = keys.filter { needed.contains($0) && mouths.isDecoding($0) }.count
-    accounting.evictedQueuedImages += lost
-    return lost
+  /// Debug step mode: one ``stepForward()`` back, drawn again.
+  public mutating func stepBackward() -> (frame: DrawnFrame?, effects: [Effect]) {
+    guard let frame = engine.stepBackward() else { return (nil, []) }
+    return (frame, [.draw(frame, at: lastTick ?? 0, audioPosition: nil, firstFrame: false)])
   }
 
   // MARK: - Ticks
 
-  /// One display tick at `now`, with the audio clock read for it.
+  /// One display tick at `now`, with the audio clock read for it (``audioLookahead`` ahead of
+  /// `now`). Its owner reports back with ``rendered(_:tickTook:sinceStart:)``: when the tick
+  /// draws, the window of base frames due is asked for in the answer to that report, worked
+  /// out once the frame is presented.
   public mutating func tick(now: Double, audio clock: AudioClock?) -> [Effect] {
     var effects = perform(session.expire(now: now))
     if let last = lastTick, now - last > 1.5 / expectedTickRate { accounting.lateTicks += 1 }
@@ -296,249 +319,23 @@ public struct PlayerCore: Sendable {
     }
     effects += perform(result.actions, at: now)
     if case .draw(let frame) = result.plan {
-      effects.append(.draw(frame, at: now, firstFrame: !hasPresented))
+      // The clock was read `audioLookahead` ahead of the tick.
+      let position = frame.chunk.flatMap { chunk in
+        clock.flatMap { $0.chunk == chunk ? $0.position - audioLookahead : nil }
+      }
+      effects.append(.draw(frame, at: now, audioPosition: position, firstFrame: !hasPresented))
       // Refreshed once a quarter of its reach is drawn, so it always reaches three quarters of
       // it ahead: every few frames at 512×512 (22 frames ahead), every frame at 1280×768 (4).
       let reach = BaseFrameWindow.reach(
         capacity: BaseFrameWindow.capacity(
           budget: baseFrameBudget, frameBytes: frameBytes, reserved: reservedFrames))
-      if drawsSinceWindow % max(1, reach / 4) == 0 { effects.append(.updateWindow) }
+      if drawsSinceWindow % max(1, reach / 4) == 0 { windowDue = true }
       drawsSinceWindow += 1
+      // Asked for at the report, once the frame is presented (its size plans the window).
+      return effects
     } else if case .hold(.notDue) = result.plan, let missed {
       effects.append(.drawIfDecoded(missed, at: now))
     }
-    return effects
-  }
-
-  /// What became of a ``Effect/draw(_:at:firstFrame:)`` (or of a frame drawn when it was
-  /// decoded): the one report the owner makes per frame.
-  public enum RenderOutcome: Sendable {
-    /// Presented. `audioPosition`: its chunk's audio position at that time (nil outside
-    /// speech or when that chunk's audio is not playing); `frameBytes`: the base frame's size.
-    case presented(DrawnFrame, at: Double, audioPosition: Double?, frameBytes: Int)
-    /// Not drawn: its base frame was not in memory.
-    case baseFrameMissing(DrawnFrame, at: Double)
-    /// Not drawn: one of its overlays had left the store.
-    case overlayMissing(at: Double)
-  }
-
-  /// The owner's report on a frame it was asked to draw. `sinceStart`: wall-clock seconds
-  /// since the player was made (read for the first frame only).
-  public mutating func rendered(_ outcome: RenderOutcome, sinceStart: @autoclosure () -> Double)
-    -> [Effect]
-  {
-    switch outcome {
-    case .presented(let frame, let time, let audioPosition, let bytes):
-      frameBytes = bytes
-      missed = nil
-      engine.framePresented()
-      accounting.framesPresented += 1
-      accounting.freezes.presented(at: time)
-      if accounting.timeToFirstFrame == nil { accounting.timeToFirstFrame = sinceStart() }
-      if let audioPosition, let index = frame.overlayIndex, !frame.overlays.isEmpty {
-        accounting.lipSync.record(audioPosition - Double(index) / speakingFPS)
-      }
-      return []
-    case .baseFrameMissing(let frame, let time):
-      accounting.baseFrameMisses += 1
-      accounting.freezes.held(at: time, cause: .baseFrameMiss)
-      missed = frame.chunk == nil ? frame : nil
-      // Outside speech the engine shows it again at its next slot rather than skipping it.
-      engine.frameNotPresented(frame)
-      return [
-        .log(
-          .debug, "base frame not in memory: held",
-          ["frame": "\(frame.animation)#\(frame.index)"]),
-        .updateWindow,
-      ]
-    case .overlayMissing(let time):
-      accounting.overlayMisses += 1
-      accounting.freezes.held(at: time, cause: .overlayMiss)
-      return []
-    }
-  }
-
-  /// Whether a frame was presented yet.
-  public var hasPresented: Bool { accounting.framesPresented > 0 }
-
-  /// Records the longest time one tick took (wall clock, measured by the owner).
-  public mutating func noteRenderStall(_ seconds: Double) {
-    accounting.longestRenderStall = max(accounting.longestRenderStall, seconds)
-  }
-
-  // MARK: - Carrying out decisions
-
-  private mutating func perform(_ commands: [SpeechSession.Command]) -> [Effect] {
-    var effects: [Effect] = []
-    // Claimed before anything else: a message these commands begin interrupts the one before,
-    // and that must not drop images the new chunks share with it.
-    for case .enqueue(let plan, _) in commands {
-      let keys = Set(plan.frames.flatMap(\.layers).map(\.key))
-      if !keys.isEmpty { effects.append(.claim(keys, message: plan.message)) }
-    }
-    for command in commands {
-      switch command {
-      case .begin(let message):
-        generation += 1
-        effects += perform(engine.begin(message), at: lastTick ?? 0)
-      case .enqueue(let plan, let audio):
-        effects += enqueue(plan, audio: audio)
-      case .imagesSent(let id, let ahead):
-        guard session.credits(id, ahead: ahead, knows: engine.knowsImage) else {
-          accounting.staleEvents += 1
-          effects.append(
-            .log(
-              .info, "[LIVA] chunk_images_ready before any of its chunk's images: ignored",
-              ["chunk": "\(id)"]))
-          continue
-        }
-        if engine.currentMessage == id.message { engine.chunkImagesComplete(chunkIndex: id.index) }
-      case .audioEnded:
-        engine.audioEnded()
-        // The message will finish instead of waiting for a next chunk: a path the window
-        // (planned while it waited) did not hold. Its first frame may be due at the next tick.
-        effects.append(.updateWindow)
-      case .decode(let overlays, _):
-        engine.imagesInFlight(overlays.map(\.key))
-        effects += receiveImages(overlays)
-      case .imagesFailed(let keys):
-        accounting.failedImages += keys.count
-        for key in keys { engine.imageFailed(key) }
-      case .dropped(let event, let chunk, let reason):
-        switch reason {
-        case .stale: accounting.staleEvents += 1
-        case .duplicate: accounting.duplicateEvents += 1
-        case .orphan: accounting.orphanChunks += 1
-        }
-        effects.append(
-          .log(
-            .info, "[LIVA] speech event dropped",
-            [
-              "event": event, "chunk": chunk.map(String.init) ?? "-", "reason": reason.rawValue,
-            ]))
-      case .framesRejected(let code, let count, let chunk):
-        accounting.rejections["frame.\(code)", default: 0] += count
-        effects.append(
-          .log(
-            .warning, "[LIVA] frames without a place for their mouth: drawn without it",
-            ["code": code, "frames": "\(count)", "chunk": "\(chunk)"]))
-      }
-    }
-    return effects
-  }
-
-  private mutating func enqueue(_ plan: ChunkPlan, audio data: Data?) -> [Effect] {
-    let chunkKeys = ChunkKeys(plan, startFrames: engine.configuration.startThresholdFrames)
-    let keys = Set(chunkKeys.ordered)
-    var effects: [Effect] = []
-    let actions = engine.enqueue(plan)
-    var queued: [ChunkID] = []
-    for case .chunkQueued(let id) in actions {
-      queued.append(id)
-      session.queued(id, keys: chunkKeys, audio: data)
-    }
-    if queued.isEmpty, !keys.isEmpty {
-      // Not taken (a re-send, or stale): its claims go, unless a queued chunk has them.
-      effects.append(.release(keys.subtracting(keysStillUsed), message: plan.message))
-    }
-    // Received before the drop but handled after it: its message cannot continue either.
-    if offline { engine.connectionLost() }
-    let now = lastTick ?? 0
-    effects += perform(actions, at: now)
-    if let data, !data.isEmpty {
-      for id in queued { effects.append(.prepareAudio(id, data, at: now)) }
-    }
-    if !queued.isEmpty {
-      let orphans = mouths.planQueued(claimed: keysStillUsed)
-      if orphans > 0 {
-        effects.append(
-          .log(.info, "[LIVA] overlay images no plan claimed: let go", ["images": "\(orphans)"]))
-      }
-    }
-    effects += admitDecodes()
-    effects.append(.updateWindow)
-    return effects
-  }
-
-  // MARK: - The decode window of mouths
-
-  /// Keeps received images waiting encoded (see ``MouthDecodeWindow``); one beyond
-  /// ``encodedOverlayBudget`` is shed (its mouth lost, logged).
-  private mutating func receiveImages(_ overlays: [EncodedOverlay]) -> [Effect] {
-    var effects: [Effect] = []
-    let shed = mouths.receive(overlays)
-    if !shed.isEmpty {
-      accounting.failedImages += shed.count
-      for key in shed { engine.imageFailed(key) }
-      effects.append(
-        .log(
-          .warning, "[LIVA] overlay images shed: more held back than the budget",
-          ["images": "\(shed.count)", "budget": "\(encodedOverlayBudget)"]))
-    }
-    return effects + admitDecodes()
-  }
-
-  /// Sends the images whose turn it is to be decoded (see ``MouthDecodeWindow``).
-  private mutating func admitDecodes() -> [Effect] {
-    let batch = mouths.admit(chunks: session.chunkKeys)
-    guard let first = batch.first else { return [] }
-    // The chunk of the batch's first image, for logs (-1: no plan claimed it yet).
-    return [.decode(batch, chunk: session.chunkIndex(drawing: first.key) ?? -1)]
-  }
-
-  private var keysStillUsed: Set<String> { session.keysStillUsed }
-
-  private mutating func perform(_ actions: [EngineAction], at now: Double) -> [Effect] {
-    var effects: [Effect] = []
-    for action in actions {
-      switch action {
-      case .startAudio(let id, let offset):
-        if let data = session.audio(for: id) {
-          effects.append(.startAudio(id, data, offset: offset, at: now, generation: generation))
-        } else {
-          effects.append(.log(.warning, "[LIVA] no audio for chunk", ["chunk": "\(id)"]))
-        }
-      case .stopAudio(let id):
-        effects.append(.stopAudio(id, at: now))
-      case .pauseAudio:
-        effects.append(.pauseAudio(at: now))
-      case .resumeAudio:
-        effects.append(.resumeAudio(at: now))
-      case .evictImages(let message, _):
-        let dropped = session.dropped(message)
-        mouths.forget(dropped.subtracting(keysStillUsed))
-        effects += admitDecodes()
-        // Its images are content: decodes under way go on (the next message may show the
-        // same mouths), and what only it claimed is the first to go when room is needed.
-        effects.append(.evict(message))
-      case .chunkFinished(let report):
-        let keys = session.finished(report.id)
-        accounting.chunkReports.append(report)
-        if accounting.chunkReports.count > 1_000 { accounting.chunkReports.removeFirst() }
-        // Played: its images go first when room is needed, or at a purge.
-        let used = keysStillUsed
-        let released = keys.subtracting(used)
-        if !released.isEmpty { effects.append(.release(released, message: report.id.message)) }
-        // Played, or sent to decode and claimed by no chunk still queued (no plan came for
-        // them): their room in the window is free.
-        mouths.chunkFinished(claimed: used)
-        effects += admitDecodes()
-        effects.append(
-          .log(
-            .debug, "chunk finished",
-            [
-              "chunk": "\(report.id)", "drawn": "\(report.drawn)", "skipped": "\(report.skipped)",
-              "late": "\(report.late)",
-            ]))
-      case .warning(let warning) where warning.code == .mouthLost:
-        effects.append(.log(.debug, "\(warning)", [:]))
-      case .warning(let warning):
-        effects.append(.log(.warning, "[LIVA] \(warning.message)", ["code": "\(warning.code)"]))
-      case .chunkQueued, .speakingStarted, .speakingEnded, .modeChanged:
-        effects.append(.log(.trace, "engine", ["action": "\(action)"]))
-      }
-      effects.append(.notify(action))
-    }
-    return effects
+    return finish(effects)
   }
 }

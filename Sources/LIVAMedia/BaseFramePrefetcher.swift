@@ -8,6 +8,8 @@ struct PrefetchWindows {
   var pending: [Int: [BaseFrameRef]] = [:]
   var windows: [Int: [BaseFrameRef]] = [:]
   var running: Set<Int> = []
+  /// The step of the newest window each owner asked for by step.
+  var steps: [Int: Int] = [:]
   /// The next owner number (0 is the store's own ``BaseFrameStore/prefetch(_:scheduler:)``).
   var nextOwner = 1
 }
@@ -47,7 +49,14 @@ public final class BaseFramePrefetcher: Sendable {
   /// the store's memory (``BaseFrameStore/memoryByteLimit``) is cut where it stops fitting:
   /// its less urgent end is not decoded rather than pushing out its more urgent start.
   public func request(_ frames: [BaseFrameRef]) {
-    store.request(frames, owner: owner, scheduler: scheduler, onIdle: onIdle)
+    store.request(frames, owner: owner, step: nil, scheduler: scheduler, onIdle: onIdle)
+  }
+
+  /// Sets the window as ``request(_:)`` does, unless a window of a later `step` was asked
+  /// for already: windows worked out in order (steps counting up) on several threads and
+  /// handed over without a lock between never let an older one replace a newer one.
+  public func request(_ frames: [BaseFrameRef], step: Int) {
+    store.request(frames, owner: owner, step: step, scheduler: scheduler, onIdle: onIdle)
   }
 
   /// Whether this prefetcher's window is in memory: no request pending or being brought in

@@ -146,15 +146,21 @@ extension BaseFrameStore {
   }
 
   /// Sets `owner`'s window and starts its worker unless it is running; `onIdle` runs on the
-  /// worker each time it has brought every window asked for in.
+  /// worker each time it has brought every window asked for in. A window with a `step` no
+  /// later than one `owner` asked for before is ignored.
   func request(
-    _ frames: [BaseFrameRef], owner: Int, scheduler: any DecodeScheduler,
+    _ frames: [BaseFrameRef], owner: Int, step: Int? = nil, scheduler: any DecodeScheduler,
     onIdle: (@Sendable () -> Void)? = nil
   ) {
-    let start = prefetching.withLock { work -> Bool in
+    let start = prefetching.withLock { work -> Bool? in
+      if let step {
+        if let last = work.steps[owner], step <= last { return nil }
+        work.steps[owner] = step
+      }
       work.pending[owner] = frames
       return work.running.insert(owner).inserted
     }
+    guard let start else { return }
     if start {
       scheduler.schedule {
         self.drainPrefetch(owner: owner)
@@ -175,6 +181,7 @@ extension BaseFrameStore {
     prefetching.withLock { work in
       work.pending[owner] = nil
       work.windows[owner] = nil
+      work.steps[owner] = nil
     }
   }
 

@@ -67,38 +67,38 @@ public struct InlineDecodeScheduler: DecodeScheduler {
   public var runsOnSubmittingThread: Bool { true }
 }
 
-/// What the ``IngestPipeline`` reports, as it happens.
+/// What the ``IngestPipeline`` reports, as it happens: one report per image submitted.
 public enum IngestEvent: Hashable, Sendable {
   /// `key` is decoded and readable from the store.
-  case imageReady(key: String, chunk: Int, message: Int)
+  case imageReady(key: String)
   /// `key` could not be decoded (or stored); it will never become ready from this request.
-  case imageFailed(key: String, chunk: Int, message: Int, error: LIVAMediaError)
+  case imageFailed(key: String, error: LIVAMediaError)
   /// `key` was dropped unread because the decode queue was full (backpressure).
-  case imageShed(key: String, chunk: Int, message: Int)
-  /// Every image of the chunk was sent *and* every batch of it that arrived is decoded
-  /// (or failed, or was shed): the protocol's `chunk_images_ready`, deferred until true.
-  case chunkReady(chunk: Int, message: Int, totalImagesSent: Int)
+  case imageShed(key: String)
 }
 
-/// Decodes batches of overlay images off the render thread into an ``OverlayImageStore``.
+/// Decodes overlay images off the render thread into an ``OverlayImageStore``: a bounded
+/// queue and its workers, with no bookkeeping of its own about which image is ready.
 ///
+/// - **One owner of readiness:** the caller decides what to decode, and learns from the events
+///   what became of it; the store holds the pixels. The queue does not deduplicate: its caller
+///   sends an image once, and the store joins a decode of the same key already running
+///   (``OverlayImageStore/decode(_:for:codec:limits:completion:)``).
 /// - **Bounded parallelism:** at most ``Configuration/maximumConcurrentDecodes`` decodes run
 ///   at once (default: one less than the number of cores, at least one), so the render
 ///   thread keeps a core on a two-core device.
 /// - **First frame first:** the first image of every batch goes to a priority lane ahead of
 ///   all other queued images, so playback can start as soon as possible.
-/// - **Readiness as it happens:** an ``IngestEvent/imageReady(key:chunk:message:)`` per image,
-///   sent from a worker thread right after the image is stored.
-/// - **Deferred chunk readiness:** ``chunkImagesSent(chunk:message:total:)`` turns into
-///   ``IngestEvent/chunkReady(chunk:message:totalImagesSent:)`` only once all queued images
-///   of that chunk are done.
+/// - **Readiness as it happens:** an ``IngestEvent/imageReady(key:)`` per image, sent from a
+///   worker thread right after the image is stored.
 /// - **Backpressure:** at most ``Configuration/maximumQueuedImages`` images and
 ///   ``Configuration/maximumQueuedBytes`` encoded bytes wait; beyond that, *incoming* images
 ///   are shed (the oldest queued work is kept, as it is needed soonest), each reported with
-///   ``IngestEvent/imageShed(key:chunk:message:)`` and counted in ``Statistics/shed``.
+///   ``IngestEvent/imageShed(key:)`` and counted in ``Statistics/shed``.
 ///
-/// Events are delivered on worker threads (or the submitting thread) with no lock held; the
-/// handler must be quick and thread-safe (e.g. hop to the engine's queue).
+/// Events go to the handler given with the batch, on worker threads (or the submitting thread)
+/// with no lock held; the handler must be quick and thread-safe (e.g. hop to the engine's
+/// queue).
 ///
 /// An image reported ready can still be evicted from the store later (to make room) and the
 /// two reports can race; the render path therefore treats a `nil` from
@@ -138,7 +138,8 @@ public final class IngestPipeline: Sendable {
     }
   }
 
-  /// Counters since creation (``Statistics/queued`` and ``Statistics/decoding`` are current).
+  /// Counters since creation (``Statistics/queued``, ``Statistics/queuedBytes`` and
+  /// ``Statistics/decoding`` are current).
   public struct Statistics: Hashable, Sendable {
     /// Images waiting for a decoder now.
     public var queued = 0
@@ -153,38 +154,24 @@ public final class IngestPipeline: Sendable {
     public var failed = 0
     /// Images shed by backpressure.
     public var shed = 0
-    /// Queued images dropped because their message was cancelled.
-    public var cancelled = 0
-    /// Images not queued because the same key was already queued or decoding.
-    public var deduplicated = 0
   }
 
+  /// A queued image and where its event goes.
   private struct Job {
-    var id: Int
     var overlay: EncodedOverlay
-    var chunk: ChunkID
+    var onEvent: @Sendable (IngestEvent) -> Void
   }
 
   private struct State {
     var priority: [Job] = []
     var normal: [Job] = []
     var normalHead = 0
-    var queuedBytes = 0
     var workers = 0
-    var nextJobID = 0
-    /// Jobs handed to the store and not completed; cancelling removes them.
-    var active: [Int: ChunkID] = [:]
-    /// Keys queued or decoding: a re-sent image is not queued twice.
-    var queuedKeys: Set<String> = []
-    /// Images of a chunk not yet done (queued or decoding).
-    var pending: [ChunkID: Int] = [:]
-    /// `chunk_images_ready` received while images were pending: the total it announced.
-    var deferred: [ChunkID: Int] = [:]
     var statistics = Statistics()
 
     var queuedCount: Int { priority.count + normal.count - normalHead }
 
-    mutating func popJob() -> Job? {
+    mutating func pop() -> Job? {
       if !priority.isEmpty { return priority.removeFirst() }
       guard normalHead < normal.count else { return nil }
       let job = normal[normalHead]
@@ -195,63 +182,41 @@ public final class IngestPipeline: Sendable {
       }
       return job
     }
-
-    /// Marks one image of `chunk` done; returns the chunk-ready event it completes, if any.
-    mutating func finish(_ chunk: ChunkID) -> IngestEvent? {
-      guard let count = pending[chunk] else { return nil }
-      if count > 1 {
-        pending[chunk] = count - 1
-        return nil
-      }
-      pending[chunk] = nil
-      guard let total = deferred.removeValue(forKey: chunk) else { return nil }
-      return .chunkReady(
-        chunk: chunk.index, message: chunk.message.rawValue, totalImagesSent: total)
-    }
   }
 
   private let store: OverlayImageStore
   private let codec: any ImageCodec
   private let configuration: Configuration
   private let scheduler: any DecodeScheduler
-  private let onEvent: @Sendable (IngestEvent) -> Void
   private let state = Locked(State())
 
-  /// Creates a pipeline that decodes with `codec` into `store` and reports to `onEvent`;
-  /// `scheduler` runs the workers (default: ``ConcurrentDecodeScheduler``).
+  /// Creates a pipeline that decodes with `codec` into `store`; `scheduler` runs the workers
+  /// (default: ``ConcurrentDecodeScheduler``).
   public init(
     store: OverlayImageStore, codec: any ImageCodec = SystemImageCodec(),
-    configuration: Configuration = Configuration(), scheduler: (any DecodeScheduler)? = nil,
-    onEvent: @escaping @Sendable (IngestEvent) -> Void
+    configuration: Configuration = Configuration(), scheduler: (any DecodeScheduler)? = nil
   ) {
     self.store = store
     self.codec = codec
     self.configuration = configuration
     self.scheduler = scheduler ?? ConcurrentDecodeScheduler()
-    self.onEvent = onEvent
   }
 
   /// Current statistics.
-  public var statistics: Statistics {
-    state.withLock { state in
-      var statistics = state.statistics
-      statistics.queuedBytes = state.queuedBytes
-      return statistics
-    }
-  }
+  public var statistics: Statistics { state.withLock { $0.statistics } }
 
-  /// Queues a batch of `chunk` of `message` for decoding; returns at once. Images the store
-  /// already holds are reported ready immediately; an image already queued or decoding is not
-  /// queued again (its one decode reports it); the batch's first image jumps the queue.
-  /// The images belong to no message in the store (content-addressed: whoever plans them
-  /// claims them, ``OverlayImageStore/claim(_:message:)``).
-  public func submit(_ batch: [EncodedOverlay], chunk: Int, message: Int) {
-    let id = ChunkID(message: MessageID(message), index: chunk)
+  /// Queues a batch for decoding and returns at once; `onEvent` is told what became of each
+  /// image. Images the store already holds are reported ready immediately; the batch's first
+  /// image jumps the queue. The images belong to no message in the store (content-addressed:
+  /// whoever plans them claims them, ``OverlayImageStore/claim(_:message:)``).
+  public func submit(
+    _ batch: [EncodedOverlay], onEvent: @escaping @Sendable (IngestEvent) -> Void
+  ) {
     var events: [IngestEvent] = []
     var toQueue: [EncodedOverlay] = []
     for overlay in batch {
       if store.isReady(overlay.key) {
-        events.append(.imageReady(key: overlay.key, chunk: chunk, message: message))
+        events.append(.imageReady(key: overlay.key))
       } else {
         toQueue.append(overlay)
       }
@@ -259,27 +224,20 @@ public final class IngestPipeline: Sendable {
     let workersToStart: Int = state.withLock { state in
       state.statistics.ready += events.count
       for (index, overlay) in toQueue.enumerated() {
-        guard !state.queuedKeys.contains(overlay.key) else {
-          state.statistics.deduplicated += 1
-          continue
-        }
         guard state.queuedCount < configuration.maximumQueuedImages,
-          state.queuedBytes + overlay.data.count <= configuration.maximumQueuedBytes
+          state.statistics.queuedBytes + overlay.data.count <= configuration.maximumQueuedBytes
         else {
           state.statistics.shed += 1
-          events.append(.imageShed(key: overlay.key, chunk: chunk, message: message))
+          events.append(.imageShed(key: overlay.key))
           continue
         }
-        let job = Job(id: state.nextJobID, overlay: overlay, chunk: id)
-        state.nextJobID += 1
-        state.queuedKeys.insert(overlay.key)
+        let job = Job(overlay: overlay, onEvent: onEvent)
         if index == 0 {
           state.priority.append(job)
         } else {
           state.normal.append(job)
         }
-        state.queuedBytes += overlay.data.count
-        state.pending[id, default: 0] += 1
+        state.statistics.queuedBytes += overlay.data.count
       }
       state.statistics.queued = state.queuedCount
       let wanted = min(state.queuedCount, configuration.maximumConcurrentDecodes - state.workers)
@@ -290,97 +248,42 @@ public final class IngestPipeline: Sendable {
     for _ in 0..<workersToStart { scheduler.schedule { self.drain() } }
   }
 
-  /// Queues the images of a `receive_frame_images_batch` (frames without an image are
-  /// skipped) for `message`, as ``submit(_:chunk:message:)`` does.
-  public func submit(_ batch: FrameImagesBatch, message: Int) {
-    submit(batch.frames.compactMap(EncodedOverlay.init), chunk: batch.chunkIndex, message: message)
-  }
-
-  /// The protocol's `chunk_images_ready`: every image of `chunk` was sent. Reported as
-  /// ``IngestEvent/chunkReady(chunk:message:totalImagesSent:)`` now if nothing of the chunk is
-  /// pending, or as soon as the last pending image is done.
-  public func chunkImagesSent(chunk: Int, message: Int, total: Int) {
-    let id = ChunkID(message: MessageID(message), index: chunk)
-    let readyNow: Bool = state.withLock { state in
-      guard state.pending[id] != nil else { return true }
-      state.deferred[id] = total
-      return false
-    }
-    if readyNow { onEvent(.chunkReady(chunk: chunk, message: message, totalImagesSent: total)) }
-  }
-
-  /// Drops everything of an interrupted `message`: queued images, deferred chunk readiness and
-  /// pending events of running decodes. A decode under way still stores its image (content
-  /// that a later message may show).
-  public func cancel(message: Int) {
-    state.withLock { state in
-      func keep(_ job: Job) -> Bool {
-        guard job.chunk.message.rawValue == message else { return true }
-        state.queuedBytes -= job.overlay.data.count
-        state.queuedKeys.remove(job.overlay.key)
-        state.statistics.cancelled += 1
-        return false
-      }
-      state.priority = state.priority.filter(keep)
-      state.normal = Array(state.normal[state.normalHead...]).filter(keep)
-      state.normalHead = 0
-      state.active = state.active.filter { $0.value.message.rawValue != message }
-      state.statistics.decoding = state.active.count
-      state.pending = state.pending.filter { $0.key.message.rawValue != message }
-      state.deferred = state.deferred.filter { $0.key.message.rawValue != message }
-      state.statistics.queued = state.queuedCount
-    }
-  }
-
-  /// A worker: decodes queued jobs until the queue is empty.
+  /// A worker: decodes queued images until the queue is empty.
   private func drain() {
-    while let job = nextJob() {
-      store.decode(
-        job.overlay.data, for: job.overlay.key, codec: codec, limits: configuration.limits
-      ) { result in
-        self.complete(job, result)
+    while let job = next() {
+      let key = job.overlay.key
+      store.decode(job.overlay.data, for: key, codec: codec, limits: configuration.limits) {
+        result in
+        job.onEvent(self.complete(key, result))
       }
     }
   }
 
-  private func nextJob() -> Job? {
+  private func next() -> Job? {
     state.withLock { state in
-      guard let job = state.popJob() else {
+      guard let job = state.pop() else {
         state.workers -= 1
         return nil
       }
-      state.queuedBytes -= job.overlay.data.count
-      state.active[job.id] = job.chunk
+      state.statistics.queuedBytes -= job.overlay.data.count
       state.statistics.queued = state.queuedCount
-      state.statistics.decoding = state.active.count
+      state.statistics.decoding += 1
       return job
     }
   }
 
-  private func complete(_ job: Job, _ result: Result<RGBAImage, LIVAMediaError>) {
-    let events: [IngestEvent] = state.withLock { state in
-      // A cancelled message's jobs are no longer active: report nothing for them.
-      state.queuedKeys.remove(job.overlay.key)
-      guard state.active.removeValue(forKey: job.id) != nil else { return [] }
-      state.statistics.decoding = state.active.count
-      let key = job.overlay.key
-      var events: [IngestEvent]
+  /// Counts a finished decode; returns its event.
+  private func complete(_ key: String, _ result: Result<RGBAImage, LIVAMediaError>) -> IngestEvent {
+    state.withLock { state in
+      state.statistics.decoding -= 1
       switch result {
       case .success:
         state.statistics.ready += 1
-        events = [
-          .imageReady(key: key, chunk: job.chunk.index, message: job.chunk.message.rawValue)
-        ]
+        return .imageReady(key: key)
       case .failure(let error):
         state.statistics.failed += 1
-        events = [
-          .imageFailed(
-            key: key, chunk: job.chunk.index, message: job.chunk.message.rawValue, error: error)
-        ]
+        return .imageFailed(key: key, error: error)
       }
-      if let chunkReady = state.finish(job.chunk) { events.append(chunkReady) }
-      return events
     }
-    for event in events { onEvent(event) }
   }
 }

@@ -17,7 +17,7 @@ import Locking
 ///   ``release(_:message:)`` (played) and ``withdrawClaims(message:)`` (interrupted) end
 ///   claims; played images are kept for reuse within ``playedByteLimit``.
 /// - **Removals are reported:** every key that stops being ready (eviction, purge) is passed
-///   to the `onRemove` callback, so a player that tracks readiness (e.g.
+///   to the observer set with ``observeRemovals(_:)``, so a player that tracks readiness (e.g.
 ///   `LIVAEngine.imageEvicted(_:)`) never believes a removed image is drawable.
 public final class OverlayImageStore: Sendable {
   /// Counters since creation (``Statistics/bytes`` and ``Statistics/count`` are current).
@@ -62,41 +62,43 @@ public final class OverlayImageStore: Sendable {
     /// Keys being decoded, with the requests waiting for them.
     var decoding: [String: [Completion]] = [:]
     var statistics = Statistics()
+    /// Told the keys of every removal.
+    var observer: (@Sendable ([String]) -> Void)?
   }
 
   private let state: Locked<State>
-  private let onRemove: (@Sendable ([String]) -> Void)?
 
   /// Creates a store holding at most `byteLimit` bytes of pixels (default 64 MiB: about
   /// 2,000 sprites of 100×80).
   ///
   /// - Parameter playedByteLimit: bytes of played images kept for reuse (see
   ///   ``playedByteLimit``); nil: up to `byteLimit`.
-  /// - Parameter onRemove: called with the keys of images that were removed (to make room,
-  ///   beyond ``playedByteLimit``, or by ``purgeUnclaimed()``), on the thread that caused the
-  ///   removal, after the store's lock is released. Never called from ``image(for:)`` or
-  ///   ``isReady(_:)``.
-  public init(
-    byteLimit: Int = 64 << 20, playedByteLimit: Int? = nil,
-    onRemove: (@Sendable ([String]) -> Void)? = nil
-  ) {
+  public init(byteLimit: Int = 64 << 20, playedByteLimit: Int? = nil) {
     let cache = ImageCache<String>(byteLimit: byteLimit, releasedByteLimit: playedByteLimit)
     self.byteLimit = cache.byteLimit
     self.playedByteLimit = cache.releasedByteLimit
     self.state = Locked(State(cache: cache))
-    self.onRemove = onRemove
+  }
+
+  /// Sets the observer told the keys of images that were removed (to make room, beyond
+  /// ``playedByteLimit``, or by ``purgeUnclaimed()``), replacing any before. It is called on
+  /// the thread that caused the removal, after the store's lock is released; never from
+  /// ``image(for:)`` or ``isReady(_:)``. Set after creation, so an owner can observe the store
+  /// it holds.
+  public func observeRemovals(_ observer: @escaping @Sendable ([String]) -> Void) {
+    state.withLock { $0.observer = observer }
   }
 
   /// Runs a mutation under the lock, then reports the keys it removed with the lock released
   /// (the images' buffers are freed then too).
   private func mutate<R>(_ body: (inout State) -> (R, [ImageCache<String>.Removed])) -> R {
-    let (result, removed) = state.withLock { state in
+    let (result, removed, observer) = state.withLock { state in
       let (result, removed) = body(&state)
       state.statistics.bytes = state.cache.bytes
       state.statistics.count = state.cache.count
-      return (result, removed)
+      return (result, removed, removed.isEmpty ? nil : state.observer)
     }
-    if !removed.isEmpty, let onRemove { onRemove(removed.map(\.key)) }
+    if let observer { observer(removed.map(\.key)) }
     return result
   }
 

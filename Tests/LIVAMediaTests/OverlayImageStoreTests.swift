@@ -53,7 +53,8 @@ struct OverlayImageStoreTests {
   )
   func removalsAreReported() {
     let removed = EventLog<[String]>()
-    let store = OverlayImageStore(byteLimit: 800, playedByteLimit: 400) { removed.append($0) }
+    let store = OverlayImageStore(byteLimit: 800, playedByteLimit: 400)
+    store.observeRemovals { removed.append($0) }
     store.insert(Self.image(), for: "a")
     store.insert(Self.image(), for: "b")
     _ = store.image(for: "a")
@@ -133,9 +134,8 @@ struct OverlayImageClaimTests {
   )
   func playedLimit() {
     let removed = Locked<[String]>([])
-    let store = OverlayImageStore(byteLimit: 10_000, playedByteLimit: 800) { keys in
-      removed.withLock { $0 += keys }
-    }
+    let store = OverlayImageStore(byteLimit: 10_000, playedByteLimit: 800)
+    store.observeRemovals { keys in removed.withLock { $0 += keys } }
     store.claim(["a", "b", "c"], message: 1)
     store.claim(["d"], message: 2)
     for key in ["a", "b", "c"] { store.insert(Self.image, for: key) }

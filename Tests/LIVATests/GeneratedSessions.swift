@@ -278,7 +278,8 @@ struct GeneratedSession: CustomStringConvertible {
   /// store that decodes at once (the bad images fail) and a headless audio output; returns the
   /// invariants it broke. Thousands of sessions a second.
   func runCore() -> [String] {
-    var core = PlayerCore()
+    let lookahead = 0.5 / 60
+    var core = PlayerCore(audioLookahead: lookahead)
     let audio = HeadlessAudioOutput()
     let log = Log()
     var claims: [String: Set<MessageID>] = [:]
@@ -290,12 +291,15 @@ struct GeneratedSession: CustomStringConvertible {
     func execute(_ effects: [PlayerCore.Effect]) {
       for effect in effects {
         switch effect {
-        case .decode(let overlays, _):
+        case .decode(let overlays):
           for overlay in overlays {
             if overlay.data.count < 8 {
-              core.imageFailed(overlay.key, shed: false)
+              execute(
+                core.decoded(
+                  .imageFailed(
+                    key: overlay.key, error: LIVAMediaError(.corruptData, "too short"))))
             } else {
-              core.imageReady(overlay.key)
+              execute(core.decoded(.imageReady(key: overlay.key)))
             }
           }
         case .claim(let keys, let message):
@@ -316,29 +320,31 @@ struct GeneratedSession: CustomStringConvertible {
           audio.pause(at: now)
         case .resumeAudio(let now):
           audio.resume(at: now)
-        case .draw(let frame, let now, _), .drawIfDecoded(let frame, let now):
-          let position = frame.chunk.flatMap { chunk in
-            audio.position(at: now).flatMap { $0.chunk == chunk ? $0.position : nil }
-          }
-          execute(
-            core.rendered(
-              .presented(frame, at: now, audioPosition: position, frameBytes: 4096),
-              sinceStart: 0))
-          log.frames.append(Shown(time: now, content: frame, audioPosition: position))
+        case .draw(let frame, let now, let position, _):
+          // The position the core worked out from the tick's clock, read ahead of the tick.
+          present(frame, at: now, audioPosition: position)
+        case .drawIfDecoded(let frame, let now):
+          present(frame, at: now, audioPosition: nil)
         case .notify(let action):
           if case .chunkQueued(let id) = action { log.queued.append(id) }
-        case .updateWindow, .log:
+        case .requestWindow, .log:
           break
         }
       }
+    }
+    func present(_ frame: DrawnFrame, at now: Double, audioPosition position: Double?) {
+      execute(
+        core.rendered(
+          [.presented(frame, at: now, audioPosition: position, frameBytes: 4096)], sinceStart: 0))
+      log.frames.append(Shown(time: now, content: frame, audioPosition: position))
     }
     play { now, step in
       switch step {
       case .event(let event, _)?: execute(core.handle(event))
       case .lateEvent(let event, _)?: execute(core.handle(event, fromLostConnection: true))
       case .connectionLost?: execute(core.connectionLost())
-      case .connectionRestored?: core.connectionRestored()
-      case nil: execute(core.tick(now: now, audio: audio.position(at: now + 0.5 / 60)))
+      case .connectionRestored?: execute(core.connectionRestored())
+      case nil: execute(core.tick(now: now, audio: audio.position(at: now + lookahead)))
       }
     }
     let claimed = claims.filter { !$0.value.isEmpty }.count

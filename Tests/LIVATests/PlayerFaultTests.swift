@@ -153,7 +153,7 @@ struct PlayerCoreRequestTests {
     _ = core.setAvailableAnimations(Self.counts(withHi))
     var shown: [String] = []
     for tick in 61...400 {
-      for case .draw(let frame, _, _) in core.tick(now: Double(tick) / 60, audio: nil) {
+      for case .draw(let frame, _, _, _) in core.tick(now: Double(tick) / 60, audio: nil) {
         shown.append(frame.animation.description)
       }
     }
@@ -199,14 +199,14 @@ struct PlayerCoreRequestTests {
         chunk.firstFrameImage = FirstFrameImage(
           image: frames[0].image!, sheetFilename: frames[0].sheetFilename)
       } else {
-        for case .decode(let overlays, _) in core.handle(
+        for case .decode(let overlays) in core.handle(
           .frameImagesBatch(FrameImagesBatch(frames: [frames[0]], chunkIndex: 0)))
         {
-          for overlay in overlays { core.imageReady(overlay.key) }
+          for overlay in overlays { _ = core.decoded(.imageReady(key: overlay.key)) }
         }
       }
-      for case .decode(let overlays, _) in core.handle(.audioChunk(chunk)) {
-        for overlay in overlays { core.imageReady(overlay.key) }
+      for case .decode(let overlays) in core.handle(.audioChunk(chunk)) {
+        for overlay in overlays { _ = core.decoded(.imageReady(key: overlay.key)) }
       }
       for tick in 1...120 {
         let now = Double(tick) / 60
@@ -230,10 +230,10 @@ struct PlayerCoreRequestTests {
     _ = core.setAvailableAnimations(Self.counts(FixtureAvatar.counts))
     _ = core.tick(now: 0, audio: nil)
     let frames = try wireFrames(count: 12, tag: "end")
-    for case .decode(let overlays, _) in core.handle(
+    for case .decode(let overlays) in core.handle(
       .frameImagesBatch(FrameImagesBatch(frames: frames, chunkIndex: 0)))
     {
-      for overlay in overlays { core.imageReady(overlay.key) }
+      for overlay in overlays { _ = core.decoded(.imageReady(key: overlay.key)) }
     }
     _ = core.handle(planned(frames, chunk: 0, seconds: 12.0 / 30))
     _ = core.handle(.chunkImagesReady(chunkIndex: 0, totalImagesSent: 12))
@@ -247,11 +247,11 @@ struct PlayerCoreRequestTests {
     let budget = 22 << 20
     let before = Set(core.window(budget: budget))
     let effects = core.handle(.audioEnd)
-    #expect(effects.contains { if case .updateWindow = $0 { true } else { false } })
+    #expect(effects.contains { if case .requestWindow = $0 { true } else { false } })
     let after = Set(core.window(budget: budget))
     var next: DrawnFrame?
     while next == nil, tick < 900 {
-      for case .draw(let frame, _, _) in core.tick(now: Double(tick) / 60, audio: nil) {
+      for case .draw(let frame, _, _, _) in core.tick(now: Double(tick) / 60, audio: nil) {
         next = frame
       }
       tick += 1
@@ -273,12 +273,13 @@ struct PlayerCoreRequestTests {
     return core
   }
 
-  /// Tells `core` that `frame` was presented at `time` as a 1280×768 frame.
+  /// Tells `core` that `frame` was presented at `time` as a 1280×768 frame; returns its answer.
+  @discardableResult
   static func presentAtProductionSize(
     _ frame: DrawnFrame, at time: Double, to core: inout PlayerCore
-  ) {
-    _ = core.rendered(
-      .presented(frame, at: time, audioPosition: nil, frameBytes: 1280 * 768 * 4),
+  ) -> [PlayerCore.Effect] {
+    core.rendered(
+      [.presented(frame, at: time, audioPosition: nil, frameBytes: 1280 * 768 * 4)],
       sinceStart: time)
   }
 
@@ -293,10 +294,10 @@ struct PlayerCoreRequestTests {
     let budget = Self.productionBudget
     var core = Self.productionCore()
     let frames = try wireFrames(count: 60, tag: "reach")
-    for case .decode(let overlays, _) in core.handle(
+    for case .decode(let overlays) in core.handle(
       .frameImagesBatch(FrameImagesBatch(frames: frames, chunkIndex: 0)))
     {
-      for overlay in overlays { core.imageReady(overlay.key) }
+      for overlay in overlays { _ = core.decoded(.imageReady(key: overlay.key)) }
     }
     _ = core.handle(planned(frames, chunk: 0, seconds: 2))
     _ = core.handle(.chunkImagesReady(chunkIndex: 0, totalImagesSent: 60))
@@ -305,13 +306,15 @@ struct PlayerCoreRequestTests {
     var window = Set<BaseFrameRef>()
     for tick in 0..<(60 * 4) {
       let time = Double(tick) / 60
-      for effect in core.tick(now: time, audio: nil) {
+      var effects = core.tick(now: time, audio: nil)
+      while !effects.isEmpty {
+        let effect = effects.removeFirst()
         switch effect {
-        case .draw(let frame, _, _):
-          Self.presentAtProductionSize(frame, at: time, to: &core)
+        case .draw(let frame, _, _, _):
+          effects += Self.presentAtProductionSize(frame, at: time, to: &core)
           drawn.append(BaseFrameRef(animation: frame.animation, index: frame.index))
-        case .updateWindow:
-          window = Set(core.window(budget: budget))
+        case .requestWindow(let frames, _):
+          window = Set(frames)
         default:
           break
         }
@@ -341,7 +344,7 @@ struct PlayerCoreRequestTests {
     var windows: [[BaseFrameRef]] = []
     for tick in 0..<(60 * 3) {
       let time = Double(tick) / 60
-      for case .draw(let frame, _, _) in core.tick(now: time, audio: nil) {
+      for case .draw(let frame, _, _, _) in core.tick(now: time, audio: nil) {
         Self.presentAtProductionSize(frame, at: time, to: &core)
         drawn.append(BaseFrameRef(animation: frame.animation, index: frame.index))
         windows.append(core.window(budget: budget))
@@ -380,8 +383,8 @@ struct PlayerCoreRequestTests {
     var windows: [Set<BaseFrameRef>] = []
     for tick in 0..<(60 * 4) {
       let time = Double(tick) / 60
-      core.linkDelivered()
-      for case .draw(let frame, _, _) in core.tick(now: time, audio: nil) {
+      _ = core.linkDelivered()
+      for case .draw(let frame, _, _, _) in core.tick(now: time, audio: nil) {
         Self.presentAtProductionSize(frame, at: time, to: &core)
         drawn.append(BaseFrameRef(animation: frame.animation, index: frame.index))
         windows.append(Set(core.window(budget: budget)))
