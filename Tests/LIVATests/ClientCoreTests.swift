@@ -236,7 +236,7 @@ struct ClientCoreTests {
     #expect(core.messageDropped(message).isEmpty)
   }
 
-  // Found by ClientCoreFaultTests (seed 232766308004, step 37): events and statuses travel on
+  // Found by ClientCoreFaultTests (a generated session of faults): events and statuses travel on
   // two streams, so a manifest can be read after the status that says the link dropped. It
   // asked for downloads then: emits buffered for the next connection, whose frames were then
   // refused as unrequested (the new connection's status ends what was in flight).

@@ -52,7 +52,7 @@ struct GeneratedSessionTests {
 
   /// An avatar of each test's own: the store keeps in memory the windows of the players that
   /// use it, so a store shared by tests running in parallel made one test's windows evict
-  /// another's frames (seed 1000001 of the late-decode run lost a mouth 1 run in 3 of the whole
+  /// another's frames (a session of the late-decode run lost a mouth 1 run in 3 of the whole
   /// suite, never alone).
   static func avatar() -> FixtureAvatar { try! FixtureAvatar() }
 

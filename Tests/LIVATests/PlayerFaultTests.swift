@@ -37,7 +37,7 @@ struct PlayerFaultTests {
     "an interrupted message's late chunk_images_ready(1) does not mark the next message's chunk 1 ready before its images came"
   )
   func staleReadyAheadOfItsChunk() throws {
-    // Generated seed 569471270926, shrunk: m1 barges in; m0's late `chunk_images_ready(1)` comes
+    // Found by a generated session, shrunk: m1 barges in; m0's late `chunk_images_ready(1)` comes
     // before m1 has a chunk 1; m1's chunk 1 then arrives with its batches just behind it.
     let (player, link, audio, shown) = try makePlayer(size: 32)
     link.tick(at: 0)
@@ -219,7 +219,7 @@ struct PlayerCoreRequestTests {
     #expect(withFirstFrame + 0.15 < without)  // 0.4 s and 0.6 s here, with idle at 10 fps
   }
 
-  /// Seed 478_924_071_602 of the generated sessions, shrunk: the whole player missed the first
+  /// Found by a generated session, shrunk: the whole player missed the first
   /// frame of the finish (its window was planned while the message waited for a next chunk,
   /// a path that does not go there) and drew the frame after it next: a pop.
   @Test(

@@ -151,7 +151,7 @@ struct SpeechReceiverTests {
     #expect(enqueued(receiver.receive(audio(0, tag: "d"), now: 2.2)) == ["2/0", "2/1"])
   }
 
-  /// Seed 651205728247 (generated sessions, no masters): an interrupted message's late
+  /// Found by a generated session (no masters): an interrupted message's late
   /// `audio_end` ended its successor; the successor's chunk 2 was parked, and the next
   /// message's chunk 0, 0.16 s later, took it as its own (its chunk 2 heard, a pop).
   @Test("without masters, a new chunk 0 takes only its own run 1, 2, … of parked chunks")

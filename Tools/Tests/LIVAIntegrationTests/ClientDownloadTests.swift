@@ -15,12 +15,6 @@ import Testing
 /// loopback Socket.IO; every wait is bounded.
 @Suite("Client downloads", .serialized)
 struct ClientDownloadTests {
-  static func backend(port: Int = 0, _ configure: (inout BackendConfiguration) -> Void)
-    async throws -> ReconnectTests.Backend
-  {
-    try await ReconnectTests.Backend.start(port: port, configure)
-  }
-
   static func client(
     port: Int, cacheRoot: URL, displayLink: any DisplayLink = VirtualDisplayLink(),
     configure: (inout LIVAConfiguration) -> Void = { _ in }
@@ -67,7 +61,7 @@ struct ClientDownloadTests {
   @Test("an incomplete download (a frame missing at animation_frames_complete) is asked for again")
   func incompleteIsRetried() async throws {
     // The first download, the idle loop's first half, leaves out its last frame.
-    let server = try await Self.backend { $0.faults.incompleteDownloads = 1 }
+    let server = try await TestBackend.start { $0.faults.incompleteDownloads = 1 }
     // A retry is due on the display clock, which moves only when the test ticks it: until
     // then the retry cannot have been sent, whatever the machine's speed.
     let link = VirtualDisplayLink()
@@ -107,7 +101,7 @@ struct ClientDownloadTests {
   // A manifest request the backend lost left the client connected and never ready.
   @Test("a manifest that does not come is asked for again after 10 s (display time)")
   func manifestAskedAgain() async throws {
-    let server = try await Self.backend { $0.faults.unansweredManifestRequests = 1 }
+    let server = try await TestBackend.start { $0.faults.unansweredManifestRequests = 1 }
     let link = VirtualDisplayLink()
     let client = try Self.client(
       port: server.port, cacheRoot: Self.temporaryRoot(), displayLink: link)
@@ -125,7 +119,7 @@ struct ClientDownloadTests {
   // A download whose events stopped stayed in flight for ever, never asked again.
   @Test("a download that stalls fails after 15 s without an event and is asked for again")
   func stalledDownloadRetried() async throws {
-    let server = try await Self.backend { $0.faults.stalledDownloads = 1 }
+    let server = try await TestBackend.start { $0.faults.stalledDownloads = 1 }
     let link = VirtualDisplayLink()
     let client = try Self.client(
       port: server.port, cacheRoot: Self.temporaryRoot(), displayLink: link
@@ -153,7 +147,7 @@ struct ClientDownloadTests {
 
   @Test("a download the backend pushes unasked is refused: nothing of it reaches the disk cache")
   func unrequestedDownloadIgnored() async throws {
-    let server = try await Self.backend { $0.faults.pushesUnrequestedAnimation = true }
+    let server = try await TestBackend.start { $0.faults.pushesUnrequestedAnimation = true }
     let root = Self.temporaryRoot()
     defer { try? FileManager.default.removeItem(at: root) }
     let client = try Self.client(port: server.port, cacheRoot: root)
@@ -182,7 +176,7 @@ struct ClientDownloadTests {
   @Test("a new version whose downloads keep failing: retried as the policy says, the old one plays")
   func failingNewVersionKeepsOld() async throws {
     let root = Self.temporaryRoot()
-    let first = try await Self.backend { _ in }
+    let first = try await TestBackend.start()
     var cached: BaseAnimationInfo?
     do {
       let client = try Self.client(port: first.port, cacheRoot: root)
@@ -200,7 +194,7 @@ struct ClientDownloadTests {
 
     // The same server (the cache is keyed by it) with version "2" of every animation, and no
     // download ever completes.
-    let second = try await Self.backend(port: first.port) {
+    let second = try await TestBackend.start(port: first.port) {
       $0.manifestVersion = "2"
       $0.faults.incompleteDownloads = 10_000
     }
@@ -261,7 +255,7 @@ struct ClientCacheKeyTests {
   @Test("another agent, resolution or server on the same cache root never draws these frames")
   func keyedCache() async throws {
     let root = ClientDownloadTests.temporaryRoot()
-    let server = try await ClientDownloadTests.backend { _ in }
+    let server = try await TestBackend.start()
     do {
       let client = try ClientDownloadTests.client(port: server.port, cacheRoot: root)
       await client.connect()
@@ -318,7 +312,7 @@ struct ClientCacheKeyTests {
 struct ClientLifeCycleTests {
   @Test("a connected client dropped without disconnect() is released with its socket")
   func droppedClientIsReleased() async throws {
-    let server = try await ClientDownloadTests.backend { _ in }
+    let server = try await TestBackend.start()
     let root = ClientDownloadTests.temporaryRoot()
     defer { try? FileManager.default.removeItem(at: root) }
     weak var weakClient: LIVAClient?
@@ -345,7 +339,7 @@ struct ClientLifeCycleTests {
     "connect() and disconnect() at once from many tasks end in one socket or none, as the state says",
     arguments: 0..<24)
   func connectDisconnectInterleavings(seed: Int) async throws {
-    let server = try await ClientDownloadTests.backend { _ in }
+    let server = try await TestBackend.start()
     let root = ClientDownloadTests.temporaryRoot()
     defer { try? FileManager.default.removeItem(at: root) }
     let client = try ClientDownloadTests.client(port: server.port, cacheRoot: root)

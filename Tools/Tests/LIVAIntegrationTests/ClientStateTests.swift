@@ -197,7 +197,7 @@ struct ClientStateTests {
 
   /// Connects, waits until ready, sends a message and waits until all of it was received.
   func connectAndReceive(
-    _ client: LIVAClient, link: VirtualDisplayLink, server: ReconnectTests.Backend
+    _ client: LIVAClient, link: VirtualDisplayLink, server: TestBackend
   ) async throws {
     await client.connect()
     try #require(
@@ -215,7 +215,7 @@ struct ClientStateTests {
 
   @Test("speech that starts while the connection is down reads as connecting, not speaking")
   func speakingWhileConnecting() async throws {
-    let server = try await ReconnectTests.Backend.start()
+    let server = try await TestBackend.start()
     // The socket waits an hour before reconnecting: the drop lasts the whole test.
     let link = VirtualDisplayLink()
     let client = try makeClient(
@@ -247,7 +247,7 @@ struct ClientStateTests {
 
   @Test("reconnected while speaking: speaking, not ready, until the speech ends")
   func reconnectedWhileSpeaking() async throws {
-    let server = try await ReconnectTests.Backend.start()
+    let server = try await TestBackend.start()
     let link = VirtualDisplayLink()
     let client = try makeClient(
       port: server.port, cache: "liva-state", link: link,
@@ -277,7 +277,7 @@ struct ClientStateTests {
     "a message never answered is given up after the answer timeout, and the next speech carries its own text"
   )
   func unansweredMessage() async throws {
-    let server = try await ReconnectTests.Backend.start { $0.faults.unansweredMessages = 1 }
+    let server = try await TestBackend.start { $0.faults.unansweredMessages = 1 }
     let link = VirtualDisplayLink()
     let client = try makeClient(
       port: server.port, cache: "liva-state", link: link,

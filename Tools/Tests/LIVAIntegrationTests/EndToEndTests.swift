@@ -27,26 +27,15 @@ struct EndToEndTests {
     faults: BackendFaults = .init(), encoding: BinaryEncoding = .base64, skew: Double = 0,
     greets: Bool = false, legacy: Bool = false, http: Bool = false
   ) async throws -> Rig {
-    var configuration = BackendConfiguration()
-    configuration.legacyPerImage = legacy
-    configuration.greets = greets
-    configuration.encoding = encoding
-    configuration.faults = faults
-    let synthesizer = SpeechSynthesizer(
-      configuration: .init(allowsSynthesis: false), library: try UtteranceLibrary.bundled())
-    let backend = ReferenceBackend(
-      pack: try Self.pack(), synthesizer: synthesizer, configuration: configuration)
-    let (ports, continuation) = AsyncStream<Int>.makeStream()
-    let server = Task { try await backend.run(port: 0) { continuation.yield($0) } }
-    var iterator = ports.makeAsyncIterator()
-    let port = try #require(await iterator.next())
+    let server = try await TestBackend.start { configuration in
+      configuration.legacyPerImage = legacy
+      configuration.greets = greets
+      configuration.encoding = encoding
+      configuration.faults = faults
+    }
     return try await connectRig(
-      to: backend, port: port, cache: "liva-e2e", skew: skew,
-      stopBackend: {
-        server.cancel()
-        _ = await server.result
-      },
-      configure: { $0.sendMessagesOverHTTP = http })
+      to: server.backend, port: server.port, cache: "liva-e2e", skew: skew,
+      stopBackend: { await server.stop() }, configure: { $0.sendMessagesOverHTTP = http })
   }
 
   /// Pops and desyncs judged on the presented frames alone, not on the engine's counters: two

@@ -12,19 +12,17 @@ import Testing
 /// not come; a 2xx answer is a send that worked.
 @Suite("Client: messages sent over HTTP", .serialized)
 struct HTTPMessageTests {
-  /// Runs the reference backend on a free loopback port for `body`.
+  /// Runs the reference backend on a free loopback port for `body` (with `BackendConfiguration`'s
+  /// defaults, greeting on), and stops it after.
   func withBackend(_ body: (ReferenceBackend, Int) async throws -> Void) async throws {
-    let synthesizer = SpeechSynthesizer(
-      configuration: .init(allowsSynthesis: false), library: try UtteranceLibrary.bundled())
-    let backend = ReferenceBackend(
-      pack: try EndToEndTests.pack(), synthesizer: synthesizer,
-      configuration: BackendConfiguration())
-    let (ports, continuation) = AsyncStream<Int>.makeStream()
-    let server = Task { try await backend.run(port: 0) { continuation.yield($0) } }
-    var iterator = ports.makeAsyncIterator()
-    let port = try #require(await iterator.next())
-    defer { server.cancel() }
-    try await body(backend, port)
+    let server = try await TestBackend.start { $0.greets = true }
+    do {
+      try await body(server.backend, server.port)
+    } catch {
+      await server.stop()
+      throw error
+    }
+    await server.stop()
   }
 
   func client(serverURL: String) throws -> LIVAClient {

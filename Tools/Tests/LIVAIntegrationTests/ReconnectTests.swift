@@ -13,37 +13,6 @@ import Testing
 /// over real loopback Socket.IO; every wait is bounded.
 @Suite("Reconnect after giving up", .serialized)
 struct ReconnectTests {
-  /// The reference backend, runnable on a port chosen before (to come back on the same port).
-  struct Backend {
-    let backend: ReferenceBackend
-    let task: Task<Void, any Error>
-    let port: Int
-
-    static func start(
-      port: Int = 0, _ configure: (inout BackendConfiguration) -> Void = { _ in }
-    ) async throws -> Backend {
-      var configuration = BackendConfiguration()
-      configuration.greets = false
-      configure(&configuration)
-      let synthesizer = SpeechSynthesizer(
-        configuration: .init(allowsSynthesis: false), library: try UtteranceLibrary.bundled())
-      let backend = ReferenceBackend(
-        pack: try SampleAvatar(configuration: .init(width: 96, height: 96)).cachedPack(
-          in: FileManager.default.temporaryDirectory.appendingPathComponent("liva-e2e-packs")),
-        synthesizer: synthesizer, configuration: configuration)
-      let (ports, continuation) = AsyncStream<Int>.makeStream()
-      let task = Task { try await backend.run(port: port) { continuation.yield($0) } }
-      var iterator = ports.makeAsyncIterator()
-      let bound = try #require(await iterator.next())
-      return Backend(backend: backend, task: task, port: bound)
-    }
-
-    func stop() async {
-      task.cancel()
-      _ = await task.result
-    }
-  }
-
   /// The product's policy (10 failures, then an error), with waits short enough for a test.
   static func shortWaits(_ configuration: inout LIVAConfiguration) {
     configuration.reconnection.initialDelay = .milliseconds(1)
@@ -52,7 +21,7 @@ struct ReconnectTests {
 
   @Test("after a server DISCONNECT (an error), connect() connects again")
   func afterServerDisconnect() async throws {
-    let server = try await Backend.start()
+    let server = try await TestBackend.start()
     let client = try makeClient(
       port: server.port, cache: "liva-reconnect", configure: Self.shortWaits)
     await client.connect()
@@ -78,7 +47,7 @@ struct ReconnectTests {
   @Test("after 10 failures in a row (an error), connect() starts afresh and connects")
   func afterGivingUp() async throws {
     // A port nobody listens on (yet): the backend's, once stopped.
-    let probe = try await Backend.start()
+    let probe = try await TestBackend.start()
     let port = probe.port
     await probe.stop()
     let client = try makeClient(port: port, cache: "liva-reconnect", configure: Self.shortWaits)
@@ -102,7 +71,7 @@ struct ReconnectTests {
       Issue.record("the last state is not an error: \(String(describing: seen.last))")
     }
 
-    let server = try await Backend.start(port: port)
+    let server = try await TestBackend.start(port: port)
     await client.connect()
     try #require(await until(client.changes) { client.state == .ready })
     #expect(server.backend.socketServer.connectedSockets.count == 1)
@@ -112,7 +81,7 @@ struct ReconnectTests {
 
   @Test("connect() while connected does nothing: one socket")
   func connectTwice() async throws {
-    let server = try await Backend.start()
+    let server = try await TestBackend.start()
     let client = try makeClient(
       port: server.port, cache: "liva-reconnect", configure: Self.shortWaits)
     await client.connect()

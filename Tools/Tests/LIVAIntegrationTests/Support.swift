@@ -1,6 +1,7 @@
 import Foundation
 import LIVA
 import LIVAMedia
+import LIVAServer
 import LIVATestSupport
 import Testing
 
@@ -8,6 +9,40 @@ import Testing
 final class Frames: @unchecked Sendable {
   // @unchecked: the virtual display link presents on the test's task only.
   var all: [RenderedFrame] = []
+}
+
+/// The reference backend on loopback as these suites run it: the sample avatar at 96 px (its
+/// pack cached under the temporary directory), the bundled utterances without synthesis, on
+/// `port` (0: a free one; a port used before, to come back on it). `configure` sets the rest
+/// of its configuration: greeting (off unless set), encoding, faults, the legacy protocol.
+struct TestBackend {
+  let backend: ReferenceBackend
+  let task: Task<Void, any Error>
+  /// The port it listens on.
+  let port: Int
+
+  static func start(
+    port: Int = 0, _ configure: (inout BackendConfiguration) -> Void = { _ in }
+  ) async throws -> TestBackend {
+    var configuration = BackendConfiguration()
+    configuration.greets = false
+    configure(&configuration)
+    let synthesizer = SpeechSynthesizer(
+      configuration: .init(allowsSynthesis: false), library: try UtteranceLibrary.bundled())
+    let backend = ReferenceBackend(
+      pack: try EndToEndTests.pack(), synthesizer: synthesizer, configuration: configuration)
+    let (ports, continuation) = AsyncStream<Int>.makeStream()
+    let task = Task { try await backend.run(port: port) { continuation.yield($0) } }
+    var iterator = ports.makeAsyncIterator()
+    let bound = try #require(await iterator.next())
+    return TestBackend(backend: backend, task: task, port: bound)
+  }
+
+  /// Stops it and waits until it stopped.
+  func stop() async {
+    task.cancel()
+    _ = await task.result
+  }
 }
 
 /// A client of the backend on loopback `port` as these suites make one: user `user`, agent
