@@ -444,6 +444,29 @@ struct BaseFrameStoreTests {
     #expect(store.statistics.memoryBytes == frameBytes * 3)
   }
 
+  @Test(
+    "a window worked out at an earlier step and handed over later never replaces a newer one")
+  func olderStepIgnored() throws {
+    let root = try TestSupport.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: root) }
+    let store = try BaseFrameStore(root: root, memoryByteLimit: 32 * 20 * 4 * 8)
+    try download(store, .idleForward, frames(8))
+    let prefetcher = BaseFramePrefetcher(store: store, scheduler: InlineDecodeScheduler())
+    let window = { (range: Range<Int>) in
+      range.map { BaseFrameRef(animation: .idleForward, index: $0) }
+    }
+    // Step 2 (the display link's, worked out later) reaches the store first; step 1 (the
+    // socket's, worked out earlier) comes after it and is dropped.
+    prefetcher.request(window(4..<6), step: 2)
+    prefetcher.request(window(0..<2), step: 1)
+    #expect(store.decodedFrame(0, of: .idleForward) == nil)
+    #expect((4..<6).allSatisfy { store.decodedFrame($0, of: .idleForward) != nil })
+    // A later step replaces it.
+    prefetcher.request(window(0..<2), step: 3)
+    #expect((0..<2).allSatisfy { store.decodedFrame($0, of: .idleForward) != nil })
+    #expect(store.decodedFrame(4, of: .idleForward) == nil)
+  }
+
   @Test("the disk eviction plan: least recently used first until the cache fits, never a kept one")
   func evictionPlan() throws {
     let a = try AnimationName(parsing: "hi_1_s_hi_1_e")

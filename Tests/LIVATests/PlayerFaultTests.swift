@@ -113,6 +113,58 @@ struct PlayerFaultTests {
     #expect(audio.segments.isEmpty)
   }
 
+  @Test(
+    "a speech frame is drawn with its chunk's audio position from the tick's one clock reading, less the lookahead"
+  )
+  func drawCarriesTheTicksAudioPosition() throws {
+    var core = PlayerCore(audioLookahead: 0.01)
+    _ = core.setAvailableAnimations(PlayerCoreRequestTests.counts(FixtureAvatar.counts))
+    let frames = try wireFrames(count: 30, tag: "pos")
+    for case .decode(let overlays) in core.handle(
+      .frameImagesBatch(FrameImagesBatch(frames: frames, chunkIndex: 0)))
+    {
+      for overlay in overlays { _ = core.decoded(.imageReady(key: overlay.key)) }
+    }
+    _ = core.handle(planned(frames, chunk: 0, seconds: 1))
+    _ = core.handle(.chunkImagesReady(chunkIndex: 0, totalImagesSent: 30))
+    var started: (id: ChunkID, at: Double)?
+    var tick = 0
+    while started == nil, tick < 120 {
+      let now = Double(tick) / 60
+      for case .startAudio(let id, _, _, _, _) in core.tick(now: now, audio: nil) {
+        started = (id, now)
+      }
+      tick += 1
+    }
+    let (id, start) = try #require(started)
+    var checked = 0
+    for _ in 0..<20 {
+      let now = Double(tick) / 60
+      let position = now - start + 0.01  // read 0.01 s ahead of the tick
+      let effects = core.tick(now: now, audio: AudioClock(chunk: id, position: position))
+      for case .draw(let frame, _, let drawnWith, _) in effects {
+        #expect(frame.chunk == id)
+        #expect(abs(try #require(drawnWith) - (now - start)) < 1e-9)
+        checked += 1
+      }
+      tick += 1
+    }
+    #expect(checked > 5)
+    // Another chunk's clock is no position for this chunk's frame.
+    let other = ChunkID(message: id.message, index: id.index + 1)
+    var drawn = 0
+    while drawn == 0, tick < 400 {
+      for case .draw(_, _, let drawnWith, _) in core.tick(
+        now: Double(tick) / 60, audio: AudioClock(chunk: other, position: 0.5))
+      {
+        #expect(drawnWith == nil)
+        drawn += 1
+      }
+      tick += 1
+    }
+    #expect(drawn == 1)
+  }
+
   @Test("the played chunks' images are released: a purge of unused images frees them")
   func playedImagesReleased() throws {
     let (player, link, _, _) = try makePlayer(size: 32)
