@@ -109,7 +109,7 @@ public struct SocketIOSession: Sendable {
   /// empty pong.
   public static let maximumEchoedPingBytes = 64
 
-  private struct Transport {
+  struct Transport {
     var id: Int
     var handshake: EngineIOHandshake?
     var namespaceConnected = false
@@ -142,17 +142,20 @@ public struct SocketIOSession: Sendable {
 
   /// The settings.
   public let settings: Settings
-  private var transport: Transport?
-  private var transports = 0
-  private var buffered: [[EngineIOFrame]] = []
-  private var ackDeadlines: [Int: (name: String, deadline: Duration)] = [:]
-  private var nextAckID = 0
+  var transport: Transport?
+  var transports = 0
+  var buffered: [[EngineIOFrame]] = []
+  var ackDeadlines: [Int: (name: String, deadline: Duration)] = [:]
+  var nextAckID = 0
   /// How many server pings were answered, over every transport (a liveness measure).
-  public private(set) var pingsAnswered = 0
+  public internal(set) var pingsAnswered = 0
   /// How many emits were sent again after their transport died before confirming them.
-  public private(set) var emitsResent = 0
+  public internal(set) var emitsResent = 0
   /// The largest message the server accepts, from its last handshake (nil before one).
-  public private(set) var serverMaximumPayload: Int?
+  public internal(set) var serverMaximumPayload: Int?
+  /// Events dropped because they came before the namespace CONNECT past the early limits
+  /// (``Settings/maximumBufferedEmits`` events, ``Settings/maximumEarlyEventBytes`` bytes).
+  public internal(set) var earlyDropped = 0
 
   /// A session with nothing open.
   public init(settings: Settings) { self.settings = settings }
@@ -230,311 +233,5 @@ public struct SocketIOSession: Sendable {
       actions.append(.send(SocketIOPacket.disconnect(namespace: settings.namespace).frames))
     }
     return actions + [.endTransport(.clientDisconnect)]
-  }
-
-  // MARK: Receiving
-
-  /// One Engine.IO control packet at `now`.
-  public mutating func receive(_ packet: EngineIOPacket, now: Duration) -> [Action] {
-    guard transport != nil, transport?.outcome == nil else { return [] }
-    sawTraffic(now)
-    switch packet {
-    case .open(let handshake):
-      transport?.handshake = handshake
-      serverMaximumPayload = handshake.maxPayload > 0 ? handshake.maxPayload : nil
-      extendDeadline(now)
-      var connect = SocketIOPacket.connect(namespace: settings.namespace)
-      connect.payload = settings.auth
-      return [.send(connect.frames)]
-    case .ping(let payload):
-      extendDeadline(now)
-      pingsAnswered += 1
-      // Servers ping with nothing or "probe"; a large payload is not echoed (a server, or a
-      // man in the middle, could otherwise make every ping cost its size again in writes).
-      let echoed = payload.utf8.count <= Self.maximumEchoedPingBytes ? payload : ""
-      return [.send([EngineIOPacket.pong(echoed).frame])]
-    case .close:
-      return end(.transportClose)
-    case .message, .binaryMessage, .pong, .upgrade, .noop:
-      return []
-    }
-  }
-
-  /// One Socket.IO packet.
-  ///
-  /// With `now`, the emits flushed on a CONNECT are followed by a WebSocket ping, as
-  /// ``emit(_:now:)`` does.
-  public mutating func receive(_ packet: SocketIOPacket, bytes: Int = 0, now: Duration? = nil)
-    -> [Action]
-  {
-    guard let current = transport, current.outcome == nil else { return [] }
-    sawTraffic(now)
-    guard packet.namespace == settings.namespace else { return [] }
-    switch packet.kind {
-    case .connect:
-      let sid = packet.payload?["sid"]?.stringValue ?? ""
-      transport?.namespaceConnected = true
-      transport?.sid = sid
-      transport?.early = []
-      transport?.earlyBytes = 0
-      // Events that came before the CONNECT are the new connection's: delivered after it.
-      let early = current.early.map { event -> Action in
-        var event = event
-        event.sid = sid
-        return .deliver(event)
-      }
-      let waiting = buffered
-      buffered = []
-      var flushed: [Action] = []
-      for frames in waiting {
-        if let refusal = oversize(frames) {
-          flushed.append(.refuseEmit(refusal))
-        } else {
-          flushed += write(frames, now: now)
-        }
-      }
-      return [.status(.connected(sid: sid))] + early + flushed
-    case .connectError:
-      return end(.connectRefused(packet.connectErrorMessage ?? "refused"))
-    case .disconnect:
-      return end(.serverDisconnect)
-    case .event:
-      guard let name = packet.eventName else { return [] }
-      let event = Delivery(
-        name: name, arguments: packet.arguments, namespace: packet.namespace, sid: current.sid,
-        ackID: packet.ackID, transport: current.id, byteCount: bytes)
-      if current.namespaceConnected { return [.deliver(event)] }
-      guard current.early.count < settings.maximumBufferedEmits,
-        current.earlyBytes + bytes <= settings.maximumEarlyEventBytes
-      else {
-        earlyDropped += 1
-        return [.dropEarly(name)]
-      }
-      transport?.early.append(event)
-      transport?.earlyBytes += bytes
-      return []
-    case .ack:
-      guard let id = packet.ackID, ackDeadlines.removeValue(forKey: id) != nil else { return [] }
-      confirm(through: id)
-      return [.completeAck(id, packet.arguments)]
-    }
-  }
-
-  // MARK: Sending
-
-  /// Emits `frames` (an event packet): sent now when connected, else kept for the next
-  /// connection. Refused (``Action/refuseEmit(_:)``, nothing kept) when larger than the
-  /// server's `maxPayload`, past ``Settings/maximumBufferedEmits`` waiting, or past
-  /// ``Settings/maximumOutboundBytes`` held: an emit accepted is never dropped later.
-  ///
-  /// With `now`, a WebSocket ping follows the emit (unless one is in flight) and its pong is
-  /// due within ``Settings/livenessTimeout``; without it (tests of ordering only), none.
-  public mutating func emit(_ frames: [EngineIOFrame], now: Duration? = nil) -> [Action] {
-    emit(frames, ackID: nil, now: now)
-  }
-
-  private mutating func emit(_ frames: [EngineIOFrame], ackID: Int?, now: Duration?) -> [Action] {
-    if let refusal = oversize(frames) { return [.refuseEmit(refusal)] }
-    let bytes = frames.reduce(0) { $0 + $1.byteCount }
-    if outboundBytes + bytes > settings.maximumOutboundBytes {
-      return [
-        .refuseEmit(
-          SocketIOError(
-            .outboundFull,
-            "an emit of \(bytes) bytes would hold \(outboundBytes + bytes) bytes unsent or "
-              + "unconfirmed, past the limit of \(settings.maximumOutboundBytes)"))
-      ]
-    }
-    if let transport, transport.namespaceConnected, transport.outcome == nil {
-      return write(frames, ackID: ackID, now: now)
-    }
-    guard buffered.count < settings.maximumBufferedEmits else {
-      return [
-        .refuseEmit(
-          SocketIOError(
-            .outboundFull,
-            "\(buffered.count) emits already wait for a connection (the limit)"))
-      ]
-    }
-    buffered.append(frames)
-    return []
-  }
-
-  /// Bytes of emits held: waiting for a connection, and written but not confirmed.
-  public var outboundBytes: Int {
-    let waiting = buffered.reduce(0) { $0 + $1.reduce(0) { $0 + $1.byteCount } }
-    let unconfirmed = (transport?.unconfirmed ?? []).reduce(0) {
-      $0 + $1.frames.reduce(0) { $0 + $1.byteCount }
-    }
-    return waiting + unconfirmed
-  }
-
-  /// Emits event `name` asking for an acknowledgement within `timeout` of `now`: its id and
-  /// what to do. ``tick(now:)`` fails it once the deadline passes.
-  public mutating func emitWithAck(
-    _ name: String, _ arguments: [JSONValue], timeout: Duration, now: Duration
-  ) -> (id: Int, actions: [Action]) {
-    let id = nextAckID
-    nextAckID = nextAckID == Int(Int32.max) ? 0 : nextAckID + 1
-    ackDeadlines[id] = (name, now + timeout)
-    let packet = SocketIOPacket.event(name, arguments, namespace: settings.namespace, ackID: id)
-    return (id, emit(packet.frames, ackID: id, now: now))
-  }
-
-  /// Why an emit cannot be sent: one of its messages is larger than the server's last
-  /// announced `maxPayload` (a server closes the connection on such a message).
-  private func oversize(_ frames: [EngineIOFrame]) -> SocketIOError? {
-    guard let limit = serverMaximumPayload, let largest = frames.map(\.byteCount).max(),
-      largest > limit
-    else { return nil }
-    return SocketIOError(
-      .payloadTooLarge,
-      "an emit of \(largest) bytes exceeds the server's maxPayload of \(limit) bytes")
-  }
-
-  /// Writes an emit on the connected transport and keeps it until a pong confirms it.
-  private mutating func write(_ frames: [EngineIOFrame], ackID: Int? = nil, now: Duration?)
-    -> [Action]
-  {
-    guard transport != nil else { return [] }
-    transport?.unconfirmed.append((frames, ackID))
-    var actions: [Action] = [.send(frames)]
-    if let now, transport?.probeDeadline == nil {
-      actions += startProbe(now: now)
-    }
-    return actions
-  }
-
-  /// Bytes of the current transport were read at `now`, whether or not they completed a
-  /// packet: the link is delivering, so the ping in flight has its whole
-  /// ``Settings/livenessTimeout`` from here. A large event on a slow link is seconds of reads
-  /// and one packet, and the pong queued behind it comes only after; without this, a link
-  /// carrying 20 KB/s would be declared dead under any event longer than the timeout's worth
-  /// of bytes. It confirms no emit (only the pong or an acknowledgement does), and a dead link
-  /// reads nothing, so it is still found a timeout after its last byte.
-  public mutating func bytesArrived(now: Duration) {
-    guard transport?.outcome == nil else { return }
-    sawTraffic(now)
-  }
-
-  /// A packet was read at `now`: the link carries data, so the ping in flight has its whole
-  /// timeout from here (its pong may be queued behind megabytes of the server's events). This
-  /// confirms no emit: only the pong or an acknowledgement does. A dead link reads nothing and
-  /// is still found a timeout after its last packet.
-  private mutating func sawTraffic(_ now: Duration?) {
-    guard let now, let deadline = transport?.probeDeadline else { return }
-    transport?.probeDeadline = max(deadline, now + settings.livenessTimeout)
-  }
-
-  private mutating func startProbe(now: Duration) -> [Action] {
-    guard let current = transport, !current.unconfirmed.isEmpty else { return [] }
-    let id = current.probeID &+ 1
-    transport?.probeID = id
-    transport?.probed = current.unconfirmed.count
-    transport?.probeDeadline = now + settings.livenessTimeout
-    return [.probe(id)]
-  }
-
-  /// The server answered a WebSocket ping at `now`, echoing probe number `id` (nil: not a
-  /// number of ours). The pong of the newest ping confirms the emits written before it and a
-  /// ping follows any written since; any other pong confirms nothing (the ping it answers may
-  /// predate emits written into a link that died since).
-  public mutating func receivePong(_ id: UInt32?, now: Duration) -> [Action] {
-    guard let current = transport, current.outcome == nil, current.probeDeadline != nil,
-      id == current.probeID
-    else {
-      return []
-    }
-    transport?.unconfirmed.removeFirst(min(current.probed, current.unconfirmed.count))
-    transport?.probed = 0
-    transport?.probeDeadline = nil
-    return startProbe(now: now)
-  }
-
-  /// The server acknowledged emit `ackID`: it read it and everything written before it.
-  private mutating func confirm(through ackID: Int) {
-    guard let current = transport,
-      let index = current.unconfirmed.firstIndex(where: { $0.ackID == ackID })
-    else { return }
-    transport?.unconfirmed.removeFirst(index + 1)
-    transport?.probed = max(0, current.probed - (index + 1))
-    if transport?.unconfirmed.isEmpty == true { transport?.probeDeadline = nil }
-  }
-
-  /// The number of the ping whose pong is awaited, if one is.
-  public var probeInFlight: UInt32? {
-    transport?.probeDeadline == nil ? nil : transport?.probeID
-  }
-
-  /// Events dropped because they came before the namespace CONNECT past the early limits
-  /// (``Settings/maximumBufferedEmits`` events, ``Settings/maximumEarlyEventBytes`` bytes).
-  public private(set) var earlyDropped = 0
-
-  /// Emits written on this transport and not yet confirmed by a pong or an acknowledgement.
-  public var unconfirmedEmits: Int { transport?.unconfirmed.count ?? 0 }
-
-  /// The frames acknowledging a server event of transport `transport`; none when that
-  /// transport is gone (an answer on another connection would name an id the server forgot).
-  public func acknowledge(_ id: Int, _ arguments: [JSONValue], transport: Int) -> [Action] {
-    guard let current = self.transport, current.id == transport, current.outcome == nil else {
-      return []
-    }
-    return [.send(SocketIOPacket.ack(id, arguments, namespace: settings.namespace).frames)]
-  }
-
-  // MARK: Time
-
-  /// The time is `now`: a transport past its deadline ends (`pingTimeout`), acknowledgements
-  /// past theirs fail (`ackTimeout`).
-  public mutating func tick(now: Duration) -> [Action] {
-    var actions: [Action] = []
-    for (id, awaited) in ackDeadlines.sorted(by: { $0.key < $1.key }) where now >= awaited.deadline
-    {
-      ackDeadlines[id] = nil
-      actions.append(
-        .failAck(id, SocketIOError(.ackTimeout, "no acknowledgement for \"\(awaited.name)\"")))
-    }
-    if let current = transport, current.outcome == nil, current.pausedSince == nil,
-      now >= current.effectiveDeadline
-    {
-      actions += end(.pingTimeout)
-    }
-    return actions
-  }
-
-  /// The owner stopped reading the transport at `now` (`paused`: its application has not
-  /// taken the events received, and their bytes reached the budget), or reads again. While
-  /// paused no deadline ends the transport: what is unread says nothing of the link. On
-  /// reading again, the ping in flight and the heartbeat are due as much later as the pause
-  /// lasted (the time left to them when reading stopped, counted from `now`).
-  public mutating func readingPaused(_ paused: Bool, now: Duration) {
-    guard let current = transport else { return }
-    if paused {
-      if current.pausedSince == nil { transport?.pausedSince = now }
-      return
-    }
-    guard let since = current.pausedSince else { return }
-    let paused = max(.zero, now - since)
-    transport?.pausedSince = nil
-    transport?.probeDeadline = current.probeDeadline.map { $0 + paused }
-    transport?.deadline = current.deadline + paused
-    transport?.connectDeadline = current.connectDeadline + paused
-  }
-
-  private mutating func extendDeadline(_ now: Duration) {
-    guard let handshake = transport?.handshake else { return }
-    transport?.deadline =
-      now + Self.heartbeat(handshake.pingInterval) + Self.heartbeat(handshake.pingTimeout)
-  }
-
-  /// A heartbeat value of the handshake, in milliseconds, clamped to 0…``maximumHeartbeat``.
-  static func heartbeat(_ milliseconds: Int) -> Duration {
-    let limit = Int(maximumHeartbeat.components.seconds) * 1000
-    return .milliseconds(min(max(0, milliseconds), limit))
-  }
-
-  private mutating func end(_ reason: SocketIODisconnectReason) -> [Action] {
-    transport?.outcome = reason
-    return [.endTransport(reason)]
   }
 }
