@@ -297,7 +297,7 @@ struct EndToEndTests {
   }
 
   @Test(
-    "B5: a reconnect in the middle of a base-animation download requests it again and completes")
+    "a reconnect in the middle of a base-animation download requests it again and completes")
   func reconnectDuringDownload() async throws {
     var faults = BackendFaults()
     faults.disconnectDuringDownloadAfterFrames = 2
@@ -332,7 +332,7 @@ struct EndToEndTests {
   ]
 
   @Test(
-    "B8: connection statuses → states: transient drops read as connecting, only final ones as errors",
+    "connection statuses → states: transient drops read as connecting, only final ones as errors",
     arguments: connectionCases)
   func connectionStates(status: SocketIOStatus, expected: LIVAState?) {
     #expect(LIVAClient.state(after: status, speaking: false, idleAvailable: true) == expected)
