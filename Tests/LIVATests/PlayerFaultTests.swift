@@ -120,13 +120,7 @@ struct PlayerFaultTests {
     var core = PlayerCore(audioLookahead: 0.01)
     _ = core.setAvailableAnimations(PlayerCoreRequestTests.counts(FixtureAvatar.counts))
     let frames = try wireFrames(count: 30, tag: "pos")
-    for case .decode(let overlays) in core.handle(
-      .frameImagesBatch(FrameImagesBatch(frames: frames, chunkIndex: 0)))
-    {
-      for overlay in overlays { _ = core.decoded(.imageReady(key: overlay.key)) }
-    }
-    _ = core.handle(planned(frames, chunk: 0, seconds: 1))
-    _ = core.handle(.chunkImagesReady(chunkIndex: 0, totalImagesSent: 30))
+    queueDecodedChunk(frames, seconds: 1, into: &core)
     var started: (id: ChunkID, at: Double)?
     var tick = 0
     while started == nil, tick < 120 {
@@ -282,13 +276,7 @@ struct PlayerCoreRequestTests {
     _ = core.setAvailableAnimations(Self.counts(FixtureAvatar.counts))
     _ = core.tick(now: 0, audio: nil)
     let frames = try wireFrames(count: 12, tag: "end")
-    for case .decode(let overlays) in core.handle(
-      .frameImagesBatch(FrameImagesBatch(frames: frames, chunkIndex: 0)))
-    {
-      for overlay in overlays { _ = core.decoded(.imageReady(key: overlay.key)) }
-    }
-    _ = core.handle(planned(frames, chunk: 0, seconds: 12.0 / 30))
-    _ = core.handle(.chunkImagesReady(chunkIndex: 0, totalImagesSent: 12))
+    queueDecodedChunk(frames, seconds: 12.0 / 30, into: &core)
     // Play the chunk out; the message then waits for a chunk that never comes.
     var tick = 1
     while tick < 600, core.metrics.engine.holds(.waitingForNextChunk) == 0 {
@@ -346,13 +334,7 @@ struct PlayerCoreRequestTests {
     let budget = Self.productionBudget
     var core = Self.productionCore()
     let frames = try wireFrames(count: 60, tag: "reach")
-    for case .decode(let overlays) in core.handle(
-      .frameImagesBatch(FrameImagesBatch(frames: frames, chunkIndex: 0)))
-    {
-      for overlay in overlays { _ = core.decoded(.imageReady(key: overlay.key)) }
-    }
-    _ = core.handle(planned(frames, chunk: 0, seconds: 2))
-    _ = core.handle(.chunkImagesReady(chunkIndex: 0, totalImagesSent: 60))
+    queueDecodedChunk(frames, seconds: 2, into: &core)
     var drawn: [BaseFrameRef] = []
     var windows: [Set<BaseFrameRef>] = []  // the window asked for as of each draw
     var window = Set<BaseFrameRef>()
@@ -451,4 +433,16 @@ struct PlayerCoreRequestTests {
         "draw \(index): \(drawn[index + 1]) not asked for")
     }
   }
+}
+
+/// Hands `core` chunk 0 of `frames` as a backend does, its images first, every one of them
+/// decoded at once; then its plan (`seconds` of audio) and its `chunk_images_ready`.
+func queueDecodedChunk(_ frames: [OverlayFrame], seconds: Double, into core: inout PlayerCore) {
+  for case .decode(let overlays) in core.handle(
+    .frameImagesBatch(FrameImagesBatch(frames: frames, chunkIndex: 0)))
+  {
+    for overlay in overlays { _ = core.decoded(.imageReady(key: overlay.key)) }
+  }
+  _ = core.handle(planned(frames, chunk: 0, seconds: seconds))
+  _ = core.handle(.chunkImagesReady(chunkIndex: 0, totalImagesSent: frames.count))
 }
